@@ -1,0 +1,99 @@
+"""Helpers every node shares: who is talking, on which thread, about which task."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Protocol
+
+from langchain_core.messages import AnyMessage, HumanMessage
+from langgraph.runtime import Runtime
+
+from state import AgentState, Context, ProtocolMessage
+
+EPHEMERAL_SESSION = "ephemeral"
+
+
+class Node(Protocol):
+    """A graph node: a function of the state and the runtime returning the keys it changes."""
+
+    def __call__(self, state: AgentState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Run the node."""
+        ...
+
+
+def session_id(runtime: Runtime[Context] | None) -> str:
+    """Return the thread id, which the protocol calls the session id."""
+    info = getattr(runtime, "execution_info", None)
+    return str(getattr(info, "thread_id", None) or EPHEMERAL_SESSION)
+
+
+def context_of(runtime: Runtime[Context] | None) -> Context:
+    """Return the trusted runtime context, or an anonymous customer when none was given."""
+    context = getattr(runtime, "context", None)
+    if isinstance(context, Context):
+        return context
+    if isinstance(context, dict):
+        known = {key: value for key, value in context.items() if key in Context.__annotations__}
+        return Context(**known)
+    return Context()
+
+
+def latest_user_message(state: AgentState) -> HumanMessage | None:
+    """Return the most recent user message, if any."""
+    for message in reversed(state.get("messages") or []):
+        if isinstance(message, HumanMessage):
+            return message
+    return None
+
+
+def message_text(message: AnyMessage | None) -> str:
+    """Return a message's text content, joining text parts of multimodal content."""
+    if message is None:
+        return ""
+    if isinstance(message.content, str):
+        return message.content
+    parts = [
+        part.get("text", "") if isinstance(part, dict) else str(part) for part in message.content
+    ]
+    return " ".join(parts)
+
+
+def derive_task_id(session: str, message: AnyMessage | None) -> str:
+    """Derive the task id from the user message that starts it, so replay keeps it."""
+    anchor = getattr(message, "id", None) or message_text(message)
+    digest = hashlib.sha256(f"{session}|{anchor}".encode()).hexdigest()
+    return f"task_{digest[:16]}"
+
+
+def protocol_fields(
+    state: AgentState | dict[str, Any],
+    runtime: Runtime[Context] | None,
+    *,
+    role: str,
+    content: Any,
+    **fields: Any,
+) -> dict[str, Any]:
+    """Collect a protocol message's fields, stamped with the session, task and caller role."""
+    context = context_of(runtime)
+    base: dict[str, Any] = {
+        "role": role,
+        "content": content,
+        "session_id": session_id(runtime),
+        "task_id": state.get("task_id", ""),
+        "user_role": context.user_role,
+        "retry_count": state.get("retry_count", 0),
+    }
+    base.update(fields)
+    return base
+
+
+def protocol_message(
+    state: AgentState | dict[str, Any],
+    runtime: Runtime[Context] | None,
+    *,
+    role: str,
+    content: Any,
+    **fields: Any,
+) -> ProtocolMessage:
+    """Build a validated protocol message stamped with the session, task and caller role."""
+    return ProtocolMessage(**protocol_fields(state, runtime, role=role, content=content, **fields))

@@ -1,0 +1,82 @@
+"""Intent recognition: what does the user want, and how sure are we?"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.common import (
+    Node,
+    derive_task_id,
+    latest_user_message,
+    message_text,
+    protocol_message,
+    session_id,
+)
+from nodes.services import Services
+from nodes.tasks import UNKNOWN
+from state import AgentState, Context, Overwrite
+
+
+def make_intent_node(services: Services) -> Node:
+    """Build the node that classifies the latest user message."""
+
+    def intent(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Classify the message and decide whether it starts a task or continues one.
+
+        A message continues the pending task when that task is waiting for slots and the
+        message does not clearly ask for something else; the task id then stays, so the
+        slots gathered so far are kept. Otherwise a new task starts with empty slots.
+        """
+        message = latest_user_message(state)
+        text = message_text(message)
+        result = services.understanding.classify(text)
+        pending_intent = state.get("intent")
+        waiting = bool(state.get("missing_slots")) and pending_intent not in (None, UNKNOWN)
+        confident = result.confidence >= services.confidence_threshold
+        continues = waiting and (result.intent == pending_intent or not confident)
+        language = result.language or state.get("language") or "zh"
+
+        update: dict[str, Any] = {
+            "language": language,
+            "confidence": result.confidence,
+            "intent_evidence": list(result.evidence),
+            "decision": "continue",
+            "retry_count": 0,
+            "error": None,
+            "pending_tool_calls": [],
+        }
+        if continues:
+            task_id = state.get("task_id") or derive_task_id(session_id(runtime), message)
+            update["step_count"] = 1
+        else:
+            task_id = derive_task_id(session_id(runtime), message)
+            update.update(
+                intent=result.intent,
+                slots=Overwrite({}),
+                missing_slots=[],
+                invalid_slots={},
+                tool_results=Overwrite([]),
+                step_count=Overwrite(1),
+            )
+        update["task_id"] = task_id
+        shown = {**state, "task_id": task_id}
+        user = protocol_message(shown, runtime, role="user", content=text, confidence=1.0)
+        note = protocol_message(
+            shown,
+            runtime,
+            role="agent",
+            content={
+                "stage": "intent",
+                "intent": result.intent,
+                "confidence": result.confidence,
+                "evidence": list(result.evidence),
+                "continues_task": continues,
+            },
+            confidence=result.confidence,
+        )
+        update["protocol"] = [user, note]
+        return update
+
+    return intent

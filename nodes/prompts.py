@@ -1,0 +1,161 @@
+"""Every user-facing sentence and model prompt, in one place, filled in at call time.
+
+Keys are ``(name, language)``. Replies are built from tool data with these templates, so
+the user never sees raw JSON or an internal error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+INTENT_LABELS = {
+    ("CHECK_ORDER_STATUS", "zh"): "查询订单状态",
+    ("CHECK_ORDER_STATUS", "en"): "check an order's status",
+    ("REQUEST_REFUND", "zh"): "申请退款",
+    ("REQUEST_REFUND", "en"): "request a refund",
+    ("URGE_DELIVERY", "zh"): "催单",
+    ("URGE_DELIVERY", "en"): "hurry a delivery",
+}
+
+STATUS_LABELS = {
+    ("delivering", "zh"): "配送中",
+    ("delivering", "en"): "out for delivery",
+    ("delivered", "zh"): "已送达",
+    ("delivered", "en"): "delivered",
+    ("shipped", "zh"): "已发货",
+    ("shipped", "en"): "shipped",
+    ("pending_payment", "zh"): "待付款",
+    ("pending_payment", "en"): "awaiting payment",
+    ("cancelled", "zh"): "已取消",
+    ("cancelled", "en"): "cancelled",
+}
+
+TEMPLATES: dict[tuple[str, str], str] = {
+    # clarification
+    ("ask_intent", "zh"): "抱歉，我没太明白您的意思。请问您是要查询订单状态、申请退款还是催单？",
+    ("ask_intent", "en"): (
+        "Sorry, I'm not sure what you need. Would you like to check an order's status, "
+        "request a refund, or hurry a delivery?"
+    ),
+    ("ask_between", "zh"): "请问您是想{first}，还是想{second}？",
+    ("ask_between", "en"): "Would you like to {first}, or to {second}?",
+    (
+        "ask_order_id",
+        "zh",
+    ): "好的，我来帮您{task}。请提供您的订单号（格式：OD-YYYYMMDD-XXX，或 9–12 位数字）。",
+    ("ask_order_id", "en"): (
+        "Sure, I can help you {task}. Please give me your order number "
+        "(OD-YYYYMMDD-XXX, or 9–12 digits)."
+    ),
+    (
+        "invalid_order_id",
+        "zh",
+    ): "“{value}”不是有效的订单号。请提供订单号（格式：OD-YYYYMMDD-XXX，或 9–12 位数字）。",
+    ("invalid_order_id", "en"): (
+        "“{value}” is not a valid order number. Please give me the order number "
+        "(OD-YYYYMMDD-XXX, or 9–12 digits)."
+    ),
+    ("multiple_order_ids", "zh"): "您提到了多个订单号（{value}），请问是哪一个？",
+    ("multiple_order_ids", "en"): "You mentioned several order numbers ({value}). Which one?",
+    # order status
+    (
+        "status_delivering",
+        "zh",
+    ): "您的订单 {order_id}（{item}）正在配送中，预计 {eta_minutes} 分钟送达，请耐心等待。",
+    ("status_delivering", "en"): (
+        "Your order {order_id} ({item}) is out for delivery and should arrive in about "
+        "{eta_minutes} minutes."
+    ),
+    ("status_shipped", "zh"): "您的订单 {order_id}（{item}）已发货，预计 {eta_date} 送达。",
+    ("status_shipped", "en"): "Your order {order_id} ({item}) has shipped; expected on {eta_date}.",
+    (
+        "status_delivered",
+        "zh",
+    ): "您的订单 {order_id}（{item}）已送达。如未收到，请联系骑手或告诉我，我帮您处理。",
+    ("status_delivered", "en"): (
+        "Your order {order_id} ({item}) has been delivered. If you did not receive it, "
+        "tell me and I'll help."
+    ),
+    ("status_other", "zh"): "您的订单 {order_id}（{item}）当前状态：{status}。",
+    ("status_other", "en"): "Your order {order_id} ({item}) is {status}.",
+    # refund
+    ("refund_submitted", "zh"): (
+        "已为订单 {order_id} 提交退款申请（退款单号 {refund_id}，金额 {amount} 元），"
+        "审核通过后原路退回。"
+    ),
+    ("refund_submitted", "en"): (
+        "I've filed a refund request for order {order_id} (refund {refund_id}, {amount} yuan). "
+        "It goes back to your original payment method once approved."
+    ),
+    ("refund_exists", "zh"): (
+        "订单 {order_id} 已有退款申请（退款单号 {refund_id}，状态：{refund_status}），"
+        "无需重复提交。"
+    ),
+    ("refund_exists", "en"): (
+        "Order {order_id} already has a refund request (refund {refund_id}, {refund_status}); "
+        "no need to file another."
+    ),
+    # urge
+    (
+        "urged_minutes",
+        "zh",
+    ): "已帮您催促骑手加快配送订单 {order_id}，预计 {eta_minutes} 分钟内送达。",
+    ("urged_minutes", "en"): (
+        "I've asked the rider to hurry with order {order_id}; it should arrive within "
+        "{eta_minutes} minutes."
+    ),
+    ("urged_date", "zh"): "已帮您催促物流加快配送订单 {order_id}，预计 {eta_date} 送达。",
+    (
+        "urged_date",
+        "en",
+    ): "I've asked the carrier to hurry order {order_id}; expected on {eta_date}.",
+    # failures the user can act on
+    (
+        "order_not_found",
+        "zh",
+    ): "没有找到订单 {order_id}。请核对订单号后再试，或告诉我正确的订单号。",
+    ("order_not_found", "en"): (
+        "I couldn't find order {order_id}. Please check the number, or tell me the right one."
+    ),
+    ("cannot_refund", "zh"): "订单 {order_id} 当前为“{status}”状态，无需退款。",
+    ("cannot_refund", "en"): "Order {order_id} is {status}, so there is nothing to refund.",
+    ("cannot_urge", "zh"): "订单 {order_id} 当前为“{status}”状态，无法催单。",
+    ("cannot_urge", "en"): "Order {order_id} is {status}, so it can't be hurried.",
+    ("not_permitted", "zh"): "抱歉，您的账号无权执行此操作。",
+    ("not_permitted", "en"): "Sorry, your account isn't allowed to do that.",
+    ("invalid_request", "zh"): "抱歉，这个请求的信息不完整或有误：{reason}。",
+    (
+        "invalid_request",
+        "en",
+    ): "Sorry, some details of that request are missing or wrong: {reason}.",
+    # system failures and hand-off: never pretend success, never show internals
+    ("handoff", "zh"): "抱歉，{task}服务暂时不可用，请稍后再试。我已为您转接人工客服，请稍候。",
+    ("handoff", "en"): (
+        "Sorry, I can't {task} right now; the service is not available. Please try again "
+        "later. I've passed you to a human agent."
+    ),
+    (
+        "unknown_outcome",
+        "zh",
+    ): "抱歉，{task}的结果暂时无法确认，请勿重复操作。我已为您转接人工客服核实。",
+    ("unknown_outcome", "en"): (
+        "Sorry, I can't confirm whether the request to {task} went through. Please don't "
+        "repeat it; I've passed you to a human agent to check."
+    ),
+}
+
+
+def render(name: str, language: str, **values: Any) -> str:
+    """Fill the ``name`` template in ``language`` (falling back to Chinese)."""
+    template = TEMPLATES.get((name, language)) or TEMPLATES[(name, "zh")]
+    return template.format(**values)
+
+
+def intent_label(intent: str, language: str) -> str:
+    """Name an intent for the user."""
+    return INTENT_LABELS.get((intent, language), INTENT_LABELS.get((intent, "zh"), intent))
+
+
+def status_label(status: str, language: str) -> str:
+    """Name an order status for the user."""
+    return STATUS_LABELS.get((status, language), status)

@@ -1,0 +1,58 @@
+"""Routers: each reads state and names the next node. No router changes state."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from nodes.tasks import TASKS
+from state import AgentState
+
+MAX_TASK_STEPS = 25
+"""A task that has taken this many node steps is handed over instead of looping on."""
+
+
+def route_after_intent(
+    state: AgentState, *, threshold: float = 0.6
+) -> Literal["reflect_refine", "slot_filling"]:
+    """Send an unsure or unknown intent to reflect-refine, a clear one to slot filling."""
+    if state.get("confidence", 0.0) < threshold or state.get("intent") not in TASKS:
+        return "reflect_refine"
+    return "slot_filling"
+
+
+def route_after_reflect(
+    state: AgentState,
+) -> Literal["slot_filling", "tool", "clarify", "handoff"]:
+    """Act on reflect-refine's decision."""
+    decision = state.get("decision")
+    if state.get("step_count", 0) >= MAX_TASK_STEPS:
+        return "handoff"
+    if decision == "retry":
+        return "tool"
+    if decision == "continue" and state.get("intent") in TASKS:
+        return "slot_filling"
+    if decision == "handoff":
+        return "handoff"
+    return "clarify"
+
+
+def route_after_slots(state: AgentState) -> Literal["clarify", "tool"]:
+    """Ask for missing slots; run the tool once every required slot is known."""
+    if state.get("missing_slots") or not state.get("pending_tool_calls"):
+        return "clarify"
+    return "tool"
+
+
+def route_after_tool(
+    state: AgentState, *, max_retries: int = 2
+) -> Literal["reply", "reflect_refine", "handoff"]:
+    """Reply on success or a user-fixable failure; retry transient ones; else hand over."""
+    error = state.get("error")
+    if not error:
+        return "reply"
+    if error.get("error_type") != "system":
+        return "reply"
+    if error.get("retryable") and state.get("retry_count", 0) < max_retries:
+        if state.get("step_count", 0) < MAX_TASK_STEPS:
+            return "reflect_refine"
+    return "handoff"

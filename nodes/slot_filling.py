@@ -1,0 +1,67 @@
+"""Slot filling: gather the parameters the task's tool needs, never inventing one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.common import Node, latest_user_message, message_text, protocol_message
+from nodes.services import Services
+from nodes.tasks import TASKS
+from state import AgentState, Context
+
+
+def make_slot_filling_node(services: Services) -> Node:
+    """Build the node that extracts slots and, once complete, plans the tool call."""
+
+    def slot_filling(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Merge this message's slots into the task's; list what is still missing."""
+        intent = state.get("intent", "")
+        spec = TASKS[intent]
+        text = message_text(latest_user_message(state))
+        found = services.understanding.extract_slots(text, intent)
+        slots = {**(state.get("slots") or {}), **found.slots}
+        missing = [name for name in spec.required_slots if name not in slots]
+        calls: list[dict[str, Any]] = []
+        if not missing:
+            parameters = {name: slots[name] for name in spec.required_slots}
+            calls = [
+                {
+                    "id": _call_id(state.get("task_id", ""), spec.tool, parameters),
+                    "name": spec.tool,
+                    "parameters": parameters,
+                }
+            ]
+        note = protocol_message(
+            state,
+            runtime,
+            role="agent",
+            content={
+                "stage": "slot_filling",
+                "status": "success" if not missing else "incomplete",
+                "slot": slots,
+                "missing": missing,
+                "invalid": found.invalid,
+            },
+            tool_calls=calls,
+            confidence=state.get("confidence", 1.0),
+        )
+        return {
+            "slots": found.slots,
+            "missing_slots": missing,
+            "invalid_slots": found.invalid,
+            "pending_tool_calls": calls,
+            "step_count": 1,
+            "protocol": [note],
+        }
+
+    return slot_filling
+
+
+def _call_id(task_id: str, tool: str, parameters: dict[str, Any]) -> str:
+    """Derive the call id from the task and arguments, so a replay plans the same call."""
+    canonical = json.dumps(parameters, sort_keys=True, ensure_ascii=False)
+    return "call_" + hashlib.sha256(f"{task_id}|{tool}|{canonical}".encode()).hexdigest()[:16]

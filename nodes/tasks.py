@@ -1,0 +1,29 @@
+"""What each intent needs: its required slots and the tool that fulfils it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+UNKNOWN = "UNKNOWN"
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """How the graph serves one intent."""
+
+    intent: str
+    """The intent label."""
+    tool: str
+    """The tool that fulfils it."""
+    required_slots: tuple[str, ...]
+    """Slots that must be known before the tool runs."""
+
+
+TASKS: dict[str, TaskSpec] = {
+    spec.intent: spec
+    for spec in (
+        TaskSpec("CHECK_ORDER_STATUS", "query_order_status", ("order_id",)),
+        TaskSpec("REQUEST_REFUND", "request_refund", ("order_id",)),
+        TaskSpec("URGE_DELIVERY", "urge_delivery", ("order_id",)),
+    )
+}

@@ -1,0 +1,317 @@
+"""Understanding a user message: intent with a calibrated confidence, and slots.
+
+``Understanding`` is the interface the graph depends on. ``RuleBasedUnderstanding`` is the
+offline implementation; a model-backed one implements the same three methods.
+
+Confidence is not a constant. Each intent collects weighted cues; the confidence is a
+logistic function of the best score and of its margin over the runner-up, so a message with
+one clear cue scores high, a message with cues for two intents scores near the 0.6
+threshold, and a message with no cue scores low. ``tests/unit/test_understanding.py``
+measures the calibration on a labelled set.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, Literal, Protocol
+
+from nodes.tasks import TASKS, UNKNOWN
+from tools.pii import looks_like_phone
+
+Language = Literal["zh", "en"]
+CONFIDENCE_THRESHOLD = 0.6
+
+
+@dataclass(frozen=True)
+class IntentResult:
+    """The recognized intent of one message."""
+
+    intent: str
+    """An intent label from ``nodes.tasks.TASKS`` or ``UNKNOWN``."""
+    confidence: float
+    """Calibrated probability that ``intent`` is right."""
+    language: Language | None
+    """The message's language, or ``None`` when it has no words (a bare order id)."""
+    evidence: tuple[str, ...] = ()
+    """The cues that matched."""
+    candidates: tuple[str, ...] = ()
+    """Intents with any support, best first, for a clarifying question."""
+
+
+@dataclass(frozen=True)
+class SlotResult:
+    """Slot values found in one message."""
+
+    slots: dict[str, Any] = field(default_factory=dict)
+    """Valid values by slot name."""
+    invalid: dict[str, str] = field(default_factory=dict)
+    """Slot name → why the value the user gave is not usable."""
+
+
+class Understanding(Protocol):
+    """What the intent, reflect-refine and slot-filling nodes need from a recognizer."""
+
+    def classify(self, text: str) -> IntentResult:
+        """Recognize the intent of ``text`` on its own."""
+        ...
+
+    def reconsider(
+        self, text: str, *, pending_intent: str | None, missing_slots: list[str]
+    ) -> IntentResult:
+        """Look again at a low-confidence message, using what the conversation is waiting for."""
+        ...
+
+    def extract_slots(self, text: str, intent: str) -> SlotResult:
+        """Find the slots ``intent`` needs in ``text``."""
+        ...
+
+
+# ---- cues --------------------------------------------------------------------------------
+
+STRONG, WEAK = 1.0, 0.4
+
+CUES: dict[str, tuple[tuple[str, float], ...]] = {
+    "CHECK_ORDER_STATUS": (
+        ("还没到", STRONG),
+        ("没到", STRONG),
+        ("到哪", STRONG),
+        ("到了吗", STRONG),
+        ("什么时候到", STRONG),
+        ("啥时候到", STRONG),
+        ("多久到", STRONG),
+        ("状态", STRONG),
+        ("进度", STRONG),
+        ("查询订单", STRONG),
+        ("查一下", STRONG),
+        ("查查", STRONG),
+        ("物流", STRONG),
+        ("帮我查", STRONG),
+        ("查", WEAK),
+        ("送到", WEAK),
+        ("where is my order", STRONG),
+        ("where's my order", STRONG),
+        ("where is order", STRONG),
+        ("where is", WEAK),
+        ("where's", WEAK),
+        ("status", STRONG),
+        ("track", STRONG),
+        ("not arrived", STRONG),
+        ("hasn't arrived", STRONG),
+        ("has not arrived", STRONG),
+        ("not here", STRONG),
+        ("when will", STRONG),
+        ("arrive", WEAK),
+        ("check", WEAK),
+        ("look up", STRONG),
+    ),
+    "REQUEST_REFUND": (
+        ("退款", 1.2),
+        ("退钱", 1.2),
+        ("把钱退", 1.2),
+        ("退费", 1.2),
+        ("要求退", STRONG),
+        ("不想要了", WEAK),
+        ("赔偿", WEAK),
+        ("refund", 1.2),
+        ("money back", 1.2),
+        ("reimburse", STRONG),
+        ("charge back", WEAK),
+        ("compensat", WEAK),
+    ),
+    "URGE_DELIVERY": (
+        ("催单", 1.2),
+        ("催一下", 1.2),
+        ("催催", 1.2),
+        ("帮我催", 1.2),
+        ("加急", STRONG),
+        ("快点送", STRONG),
+        ("快一点", STRONG),
+        ("尽快送", STRONG),
+        ("太慢", WEAK),
+        ("这么慢", WEAK),
+        ("hurry", 1.2),
+        ("speed up", 1.2),
+        ("rush", STRONG),
+        ("urge", STRONG),
+        ("chase", STRONG),
+        ("faster", STRONG),
+        ("expedite", STRONG),
+        ("so slow", WEAK),
+        ("too slow", WEAK),
+    ),
+}
+
+TOPIC_CUES = ("订单号", "订单", "单号", "外卖", "order", "delivery")
+"""Words about orders in general: they raise every intent equally, so they add certainty
+that the message is about an order without favouring one intent over another."""
+
+# Logistic calibration: logit = BIAS + W_SCORE * best + W_MARGIN * (best - runner_up).
+BIAS, W_SCORE, W_MARGIN = -2.5, 1.5, 2.5
+ORDER_ID_SUPPORT = {"CHECK_ORDER_STATUS": 0.3}
+ORDER_ID_DEFAULT_SUPPORT = 0.2
+"""A bare order id hints at a status question, barely: on its own it stays below 0.6."""
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_OD_ID = re.compile(r"(?<![A-Za-z0-9])OD[-_ ]?(\d{8})[-_ ]?(\d{3})(?!\d)", re.IGNORECASE)
+_DIGITS = re.compile(r"(?<![\d.])\d[\d -]*\d(?![\d.])")
+_ID_HINT = re.compile(r"订单号|单号|订单编号|order\s*(?:number|no\.?|id|#)", re.IGNORECASE)
+_NOT_ID_AFTER_HINT = re.compile(
+    r"(?:订单号|单号|订单编号|order\s*(?:number|no\.?|id|#))\s*(?:是|为|:|：|is)?\s*([A-Za-z0-9-]{3,})",
+    re.IGNORECASE,
+)
+
+
+def detect_language(text: str) -> Language | None:
+    """Return ``zh`` for Chinese, ``en`` for English words, ``None`` for neither."""
+    if _CJK.search(text):
+        return "zh"
+    words = [w for w in _LATIN_WORD.findall(text) if w.upper() != "OD"]
+    return "en" if words else None
+
+
+def calibrate(best: float, runner_up: float) -> float:
+    """Map cue scores to a probability that the best intent is right."""
+    best = min(best, 2.0)
+    margin = min(best - runner_up, 1.5)
+    return 1.0 / (1.0 + math.exp(-(BIAS + W_SCORE * best + W_MARGIN * margin)))
+
+
+def find_order_ids(text: str) -> tuple[list[str], list[str]]:
+    """Return (valid order ids in order of appearance, rejected candidates with reasons).
+
+    Valid: ``OD-YYYYMMDD-NNN`` with a real date, or a run of 9–12 digits that is not a
+    mobile number. Rejected candidates are things the user plausibly meant as an order id.
+    """
+    found: list[str] = []
+    rejected: list[str] = []
+    for match in _OD_ID.finditer(text):
+        stamp, seq = match.group(1), match.group(2)
+        if _valid_date(stamp):
+            found.append(f"OD-{stamp}-{seq}")
+        else:
+            rejected.append(f"{match.group(0)}: bad date {stamp}")
+    scrubbed = _OD_ID.sub(" ", text)
+    for match in _DIGITS.finditer(scrubbed):
+        raw = match.group(0)
+        digits = re.sub(r"[ -]", "", raw)
+        if raw != digits and not 9 <= len(digits) <= 12:
+            continue
+        if looks_like_phone(digits):
+            rejected.append(f"{digits}: phone number")
+        elif 9 <= len(digits) <= 12:
+            found.append(digits)
+        elif len(digits) >= 4:
+            rejected.append(f"{digits}: {len(digits)} digits")
+    for match in _NOT_ID_AFTER_HINT.finditer(text):
+        token = match.group(1)
+        if not any(token.upper().replace("_", "-") in value for value in found) and not any(
+            token in reason for reason in rejected
+        ):
+            rejected.append(f"{token}: not an order number")
+    return list(dict.fromkeys(found)), rejected
+
+
+def _valid_date(stamp: str) -> bool:
+    try:
+        date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:]))
+    except ValueError:
+        return False
+    return True
+
+
+class RuleBasedUnderstanding:
+    """Offline, deterministic understanding of Chinese and English order requests."""
+
+    def classify(self, text: str) -> IntentResult:
+        """Score every intent's cues and calibrate the best one's confidence."""
+        return self._score(text, fuzzy=False)
+
+    def reconsider(
+        self, text: str, *, pending_intent: str | None, missing_slots: list[str]
+    ) -> IntentResult:
+        """Re-examine with context, then with fuzzy cue matching for typos.
+
+        A message that supplies exactly what a pending task asked for continues that task.
+        """
+        language = detect_language(text)
+        if pending_intent in TASKS and missing_slots:
+            slots = self.extract_slots(text, pending_intent)
+            if any(name in slots.slots or name in slots.invalid for name in missing_slots):
+                return IntentResult(
+                    intent=pending_intent,
+                    confidence=0.9,
+                    language=language,
+                    evidence=("answers the pending question",),
+                    candidates=(pending_intent,),
+                )
+        return self._score(text, fuzzy=True)
+
+    def extract_slots(self, text: str, intent: str) -> SlotResult:
+        """Find an order id; several different ones, or a malformed one, are reported."""
+        if intent not in TASKS or "order_id" not in TASKS[intent].required_slots:
+            return SlotResult()
+        found, rejected = find_order_ids(text)
+        if len(found) == 1:
+            return SlotResult(slots={"order_id": found[0]})
+        if len(found) > 1:
+            return SlotResult(invalid={"order_id": "multiple: " + ", ".join(found)})
+        if rejected:
+            return SlotResult(invalid={"order_id": rejected[0]})
+        return SlotResult()
+
+    def _score(self, text: str, *, fuzzy: bool) -> IntentResult:
+        lowered = text.lower()
+        words = re.findall(r"[a-z']+", lowered)
+        scores: dict[str, float] = {}
+        evidence: list[str] = []
+        for intent, cues in CUES.items():
+            score = 0.0
+            remaining = lowered
+            # Longest cues first, each match consumed, so "还没到" does not also count "没到".
+            for cue, weight in sorted(cues, key=lambda item: len(item[0]), reverse=True):
+                if cue in remaining:
+                    score += weight
+                    evidence.append(cue)
+                    remaining = remaining.replace(cue, " ")
+                elif fuzzy and " " not in cue and cue.isascii() and len(cue) >= 5:
+                    if difflib.get_close_matches(cue, words, n=1, cutoff=0.8):
+                        score += weight * 0.8
+                        evidence.append(f"~{cue}")
+            scores[intent] = score
+        specific = {intent for intent, score in scores.items() if score > 0}
+        topic, remaining = 0.0, lowered
+        for cue in sorted(TOPIC_CUES, key=len, reverse=True):
+            if cue in remaining:
+                topic += WEAK
+                evidence.append(cue)
+                remaining = remaining.replace(cue, " ")
+        found, _ = find_order_ids(text)
+        if found:
+            evidence.append("order id")
+        for intent in scores:
+            scores[intent] += topic
+            if found:
+                scores[intent] += ORDER_ID_SUPPORT.get(intent, ORDER_ID_DEFAULT_SUPPORT)
+        ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)
+        (best_intent, best), (_, runner_up) = ranked[0], ranked[1]
+        candidates = tuple(intent for intent, _ in ranked if intent in specific)
+        if best <= 0:
+            return IntentResult(
+                intent=UNKNOWN,
+                confidence=round(calibrate(0.0, 0.0), 3),
+                language=detect_language(text),
+                evidence=(),
+                candidates=(),
+            )
+        return IntentResult(
+            intent=best_intent,
+            confidence=round(calibrate(best, runner_up), 3),
+            language=detect_language(text),
+            evidence=tuple(evidence),
+            candidates=candidates,
+        )

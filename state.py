@@ -1,0 +1,413 @@
+"""The typed state, the protocol message every agent speaks, and the trusted runtime context.
+
+Everything that crosses a node boundary is defined here, so the graph has one state style:
+a ``TypedDict`` with a reducer on every key that more than one writer touches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, Protocol, TypedDict
+
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langgraph.graph.message import add_messages
+from langgraph.types import Overwrite
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from tools.pii import mask_pii
+
+MAX_PROTOCOL_BYTES = 5 * 1024
+"""The design's ceiling for one protocol message, measured as UTF-8 JSON."""
+
+Role = Literal["user", "assistant", "tool", "system", "agent"]
+
+
+class ProtocolMessageTooLarge(ValueError):
+    """A protocol message is over the size limit and nothing was given to store its payload."""
+
+
+class ProtocolToolCall(BaseModel):
+    """One requested tool call: the model decides, the executor runs it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str | None = None
+    """Correlates the call with the tool message that answers it."""
+    name: str
+    """The tool's verb_object name."""
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    """Arguments as a JSON object."""
+
+
+class PayloadStore(Protocol):
+    """Somewhere to keep a payload too large for a protocol message."""
+
+    def put_payload(self, data: bytes) -> str:
+        """Store ``data`` and return a URI that retrieves it."""
+        ...
+
+
+class ProtocolMessage(BaseModel):
+    """The one message format between all agents, as the design defines it.
+
+    Unknown fields from a newer peer are kept and passed on (``extra="allow"``). Personal
+    identifiers are masked on construction, so a full ID-card or phone number never reaches
+    a checkpoint, a log or another agent. A message over ``MAX_PROTOCOL_BYTES`` is refused.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Role
+    """Who speaks: sets the permission boundary of the message."""
+    content: str | dict[str, Any] = ""
+    """Text, or a JSON object for tool results and structured agent output."""
+    tool_calls: list[ProtocolToolCall] = Field(default_factory=list)
+    """Calls the sender asks the executor to make."""
+    session_id: str = ""
+    """The conversation: LangGraph's thread id."""
+    task_id: str = ""
+    """One user request; every message about it shares this id."""
+    parent_task_id: str | None = None
+    """The task this one was split from, when a task is decomposed or handed off."""
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    """How sure the sender is; below 0.6 triggers reflect-refine."""
+    timestamp: str = Field(default_factory=lambda: _utc_now())
+    """ISO-8601 in UTC."""
+    error: str | None = None
+    """What went wrong, for machines; never shown to the user as is."""
+    user_role: str | None = None
+    """The caller's role, for tool authorization."""
+    retry_count: int = Field(default=0, ge=0)
+    """How many times this task was retried, so loops can be cut."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mask(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {key: mask_pii(value) for key, value in data.items()}
+        return data
+
+    @field_validator("timestamp", mode="before")
+    @classmethod
+    def _iso_utc(cls, value: Any) -> str:
+        if isinstance(value, datetime):
+            moment = value
+        else:
+            try:
+                moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+            except ValueError as exc:
+                msg = f"timestamp must be ISO-8601, got {value!r}"
+                raise ValueError(msg) from exc
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    @model_validator(mode="after")
+    def _within_size(self) -> ProtocolMessage:
+        size = self.size_bytes()
+        if size > MAX_PROTOCOL_BYTES:
+            msg = (
+                f"protocol message is {size} bytes; the limit is {MAX_PROTOCOL_BYTES}. "
+                "Send large payloads by reference (ProtocolMessage.fit with a payload store)."
+            )
+            raise ProtocolMessageTooLarge(msg)
+        return self
+
+    def size_bytes(self) -> int:
+        """Return the size of the message as compact UTF-8 JSON."""
+        return len(self.to_json().encode("utf-8"))
+
+    def to_json(self) -> str:
+        """Serialize compactly, keeping unknown fields and non-ASCII text as is."""
+        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def fit(cls, store: PayloadStore, **fields: Any) -> ProtocolMessage:
+        """Build a message, moving an oversized ``content`` into ``store`` by reference.
+
+        The reference keeps a short preview so a reader can tell what the payload is without
+        fetching it.
+        """
+        try:
+            return cls(**fields)
+        except ValueError as exc:
+            if not _caused_by_size(exc):
+                raise
+        content = mask_pii(fields.get("content", ""))
+        raw = json.dumps(content, ensure_ascii=False).encode("utf-8")
+        preview = raw[:200].decode("utf-8", errors="ignore")
+        fields["content"] = {
+            "$ref": store.put_payload(raw),
+            "bytes": len(raw),
+            "sha256": hashlib.sha256(raw).hexdigest(),
+            "preview": preview,
+        }
+        return cls(**fields)
+
+    # ---- LangChain and OpenAI interop -------------------------------------------------
+
+    def text(self) -> str:
+        """Return the content as text; JSON content is serialized."""
+        if isinstance(self.content, str):
+            return self.content
+        return json.dumps(self.content, ensure_ascii=False)
+
+    def to_langchain(self) -> BaseMessage:
+        """Convert to the LangChain message a chat model or ``ToolNode`` expects.
+
+        ``agent`` messages become ``AIMessage`` named ``agent``: chat APIs have no agent role,
+        and inter-agent notes are assistant-side text.
+        """
+        meta = {"protocol": self.model_dump(mode="json", exclude={"role", "content", "tool_calls"})}
+        if self.role == "user":
+            return HumanMessage(content=self.text(), additional_kwargs=meta)
+        if self.role == "system":
+            return SystemMessage(content=self.text(), additional_kwargs=meta)
+        if self.role == "tool":
+            call_id = str(getattr(self, "tool_call_id", None) or _first_id(self.tool_calls))
+            return ToolMessage(
+                content=self.text(),
+                tool_call_id=call_id,
+                status="error" if self.error else "success",
+                additional_kwargs=meta,
+            )
+        calls = [
+            {"id": call.id, "name": call.name, "args": call.parameters, "type": "tool_call"}
+            for call in self.tool_calls
+        ]
+        name = "agent" if self.role == "agent" else None
+        return AIMessage(content=self.text(), tool_calls=calls, name=name, additional_kwargs=meta)
+
+    @classmethod
+    def from_langchain(cls, message: BaseMessage, **fields: Any) -> ProtocolMessage:
+        """Build a protocol message from a LangChain message plus session fields."""
+        role: Role
+        extra: dict[str, Any] = {}
+        tool_calls: list[ProtocolToolCall] = []
+        if isinstance(message, HumanMessage):
+            role = "user"
+        elif isinstance(message, SystemMessage):
+            role = "system"
+        elif isinstance(message, ToolMessage):
+            role = "tool"
+            extra["tool_call_id"] = message.tool_call_id
+            if message.status == "error":
+                extra.setdefault("error", "tool_error")
+        elif isinstance(message, AIMessage):
+            role = "agent" if message.name == "agent" else "assistant"
+            tool_calls = [
+                ProtocolToolCall(id=call["id"], name=call["name"], parameters=call["args"])
+                for call in message.tool_calls
+            ]
+        else:
+            msg = f"cannot convert {type(message).__name__} to a protocol message"
+            raise TypeError(msg)
+        content: str | dict[str, Any]
+        content = message.content if isinstance(message.content, str) else ""
+        if isinstance(message.content, str) and role == "tool":
+            content = _maybe_json(message.content)
+        carried = {
+            key: value
+            for key, value in message.additional_kwargs.get("protocol", {}).items()
+            if key not in ("role", "content", "tool_calls")
+        }
+        merged = {**carried, **extra, **fields}
+        return cls(role=role, content=content, tool_calls=tool_calls, **merged)
+
+    def to_openai(self) -> dict[str, Any]:
+        """Render as an OpenAI Chat Completions message."""
+        if self.role == "tool":
+            call_id = getattr(self, "tool_call_id", None) or _first_id(self.tool_calls)
+            return {"role": "tool", "tool_call_id": call_id, "content": self.text()}
+        role = "assistant" if self.role in ("assistant", "agent") else self.role
+        wire: dict[str, Any] = {"role": role, "content": self.text()}
+        if self.role == "agent":
+            wire["name"] = "agent"
+        if self.tool_calls:
+            wire["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": json.dumps(call.parameters, ensure_ascii=False),
+                    },
+                }
+                for call in self.tool_calls
+            ]
+        return wire
+
+    @classmethod
+    def from_openai(cls, wire: dict[str, Any], **fields: Any) -> ProtocolMessage:
+        """Parse an OpenAI Chat Completions message."""
+        role = wire["role"]
+        if role == "assistant" and wire.get("name") == "agent":
+            role = "agent"
+        calls = [
+            ProtocolToolCall(
+                id=call.get("id"),
+                name=call["function"]["name"],
+                parameters=json.loads(call["function"].get("arguments") or "{}"),
+            )
+            for call in wire.get("tool_calls") or []
+        ]
+        content: Any = wire.get("content") or ""
+        if role == "tool":
+            fields.setdefault("tool_call_id", wire.get("tool_call_id"))
+            content = _maybe_json(content)
+        return cls(role=role, content=content, tool_calls=calls, **fields)
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _first_id(calls: list[ProtocolToolCall]) -> str:
+    return next((call.id for call in calls if call.id), "")
+
+
+def _maybe_json(text: str) -> str | dict[str, Any]:
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return text
+    return parsed if isinstance(parsed, dict) else text
+
+
+def _caused_by_size(exc: ValueError) -> bool:
+    if isinstance(exc, ProtocolMessageTooLarge):
+        return True
+    errors = getattr(exc, "errors", None)
+    if errors is None:
+        return False
+    return any(
+        isinstance(err.get("ctx", {}).get("error"), ProtocolMessageTooLarge) for err in errors()
+    )
+
+
+# ---- reducers ----------------------------------------------------------------------------
+
+
+def append_protocol(
+    left: list[dict[str, Any]] | None, right: ProtocolMessage | dict[str, Any] | list[Any] | None
+) -> list[dict[str, Any]]:
+    """Append protocol messages, validating each so masking and size limits always hold.
+
+    Messages are stored as JSON-ready dicts: every checkpointer and the LangGraph API can
+    serialize them, and a newer peer's unknown fields survive the round trip.
+    """
+    items = right if isinstance(right, list) else [right] if right is not None else []
+    validated = [
+        (item if isinstance(item, ProtocolMessage) else ProtocolMessage.model_validate(item))
+        for item in items
+    ]
+    return [*(left or []), *(message.model_dump(mode="json") for message in validated)]
+
+
+def merge_slots(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Merge newly filled slots into the task's slots; a ``None`` value clears a slot."""
+    merged = dict(left or {})
+    for key, value in (right or {}).items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
+def append_results(
+    left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """Collect tool result envelopes; parallel tool tasks may write in the same step."""
+    return [*(left or []), *(right or [])]
+
+
+def add_steps(left: int | None, right: int | None) -> int:
+    """Count node steps in the current task, as a guard against runaway loops."""
+    return (left or 0) + (right or 0)
+
+
+Decision = Literal["continue", "clarify", "retry", "handoff"]
+
+
+class AgentState(TypedDict, total=False):
+    """What moves through the graph. Nodes return only the keys they change."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    """The conversation as LangChain messages: user, assistant, tool calls and results."""
+    protocol: Annotated[list[dict[str, Any]], append_protocol]
+    """Every protocol message of the thread, append-only, masked and size-checked."""
+    task_id: str
+    """The current user request; kept while its slots are being filled across turns."""
+    language: Literal["zh", "en"]
+    """The language of the user's latest message, which replies follow."""
+    intent: str
+    """The recognized intent of the current task."""
+    confidence: float
+    """Calibrated confidence of ``intent``; below 0.6 routes to reflect-refine."""
+    intent_evidence: list[str]
+    """Which cues the recognizer matched, for audit and for reflect-refine."""
+    intent_candidates: list[str]
+    """Intents with some support when none is clear, for a pointed clarifying question."""
+    slots: Annotated[dict[str, Any], merge_slots]
+    """Parameters gathered for the current task, merged turn by turn."""
+    missing_slots: list[str]
+    """Required slots still unknown; non-empty ends the turn with a question."""
+    invalid_slots: dict[str, str]
+    """Values the user gave that are not valid, with why, so the question can say so."""
+    pending_tool_calls: list[dict[str, Any]]
+    """The calls the tool node will run, as ``{id, name, parameters}``."""
+    tool_results: Annotated[list[dict[str, Any]], append_results]
+    """Result envelopes of the current task's tool calls, in order."""
+    retry_count: int
+    """Retries spent on the current task; bounded by the graph's retry limit."""
+    step_count: Annotated[int, add_steps]
+    """Node steps spent on the current task."""
+    decision: Decision
+    """What reflect-refine decided: continue, ask, retry the tool or hand over."""
+    error: dict[str, Any] | None
+    """The last failure envelope, for routing and audit; never shown to the user."""
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Trusted runtime context, passed with ``context=``. Identity comes only from here."""
+
+    user_id: str = "anonymous"
+    """The authenticated user; tools check resource ownership against it."""
+    user_role: str = "customer"
+    """The caller's role, checked against each tool's permission."""
+    model: str = "rules"
+    """``rules`` for offline understanding, or a chat model name for an OpenAI endpoint."""
+    base_url: str | None = None
+    """An OpenAI-compatible endpoint; ``None`` uses the provider's default."""
+    temperature: float = 0.0
+    """Sampling temperature for a model-backed understanding."""
+
+
+__all__ = [
+    "MAX_PROTOCOL_BYTES",
+    "AgentState",
+    "Context",
+    "Decision",
+    "Overwrite",
+    "PayloadStore",
+    "ProtocolMessage",
+    "ProtocolMessageTooLarge",
+    "ProtocolToolCall",
+    "Role",
+    "add_steps",
+    "append_protocol",
+    "append_results",
+    "merge_slots",
+]

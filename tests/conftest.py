@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.builder import build_graph
+from state import Context
+from tools.catalog import default_registry
+from tools.db import Database
+from tools.registry import ToolRegistry
+
+ALICE = Context(user_id="u_10001", user_role="customer")
+BOB = Context(user_id="u_10002", user_role="customer")
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "reach-data"
+    monkeypatch.setenv("REACH_DATA_DIR", str(path))
+    return path
+
+
+@pytest.fixture
+def db(data_dir: Path) -> Database:
+    database = Database(data_dir / "business.db")
+    yield database
+    database.close()
+
+
+def registry_with(name: str, **changes: Any) -> ToolRegistry:
+    """Return the default registry with one card's fields replaced."""
+    registry = default_registry()
+    card = registry.get(name)
+    assert card is not None
+    registry.register(dataclasses.replace(card, **changes), replace_existing=True)
+    return registry
+
+
+@pytest.fixture
+def make_app(db: Database) -> Callable[..., Any]:
+    def factory(**options: Any) -> Any:
+        options.setdefault("database_factory", lambda: db)
+        return build_graph(checkpointer=options.pop("checkpointer", InMemorySaver()), **options)
+
+    return factory
+
+
+@pytest.fixture
+def app(make_app: Callable[..., Any]) -> Any:
+    return make_app()
+
+
+def say(app: Any, text: str, thread: str = "t1", context: Context = ALICE) -> dict[str, Any]:
+    return app.invoke(
+        {"messages": [("user", text)]},
+        {"configurable": {"thread_id": thread}},
+        context=context,
+    )
+
+
+def nodes_visited(app: Any, text: str, thread: str = "t1", context: Context = ALICE) -> list[str]:
+    visited = []
+    for chunk in app.stream(
+        {"messages": [("user", text)]},
+        {"configurable": {"thread_id": thread}},
+        context=context,
+        stream_mode="updates",
+    ):
+        visited.extend(chunk)
+    return visited

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TURN = textwrap.dedent(
+    """
+    import sys
+    from graph.builder import build_graph
+    from graph.checkpoint import make_checkpointer
+    from state import Context
+
+    app = build_graph(checkpointer=make_checkpointer("sqlite"))
+    out = app.invoke(
+        {"messages": [("user", sys.argv[1])]},
+        {"configurable": {"thread_id": "restart-thread"}},
+        context=Context(user_id="u_10001", user_role="customer"),
+    )
+    print(out["messages"][-1].content)
+    print("MESSAGES", len(out["messages"]))
+    """
+)
+
+
+def run_turn(text: str, data_dir: Path) -> str:
+    env = {**os.environ, "REACH_DATA_DIR": str(data_dir)}
+    done = subprocess.run(
+        [sys.executable, "-c", TURN, text], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=120, check=True,
+    )
+    return done.stdout
+
+
+def test_state_survives_a_process_restart_with_the_sqlite_saver(tmp_path):
+    first = run_turn("我的订单怎么还没到？", tmp_path)
+    assert "订单号" in first
+    second = run_turn("OD-20240618-001", tmp_path)  # a new process, same data directory
+    assert "配送中" in second and "15 分钟" in second
+    assert "MESSAGES 6" in second  # both turns are in the thread
+    assert (tmp_path / "checkpoints.db").exists()
+    assert (tmp_path / "business.db").exists()
+
+
+def test_reach_chat_resumes_a_thread_after_restart(tmp_path):
+    reach = Path(sys.executable).parent / "reach"
+    env = {**os.environ, "REACH_DATA_DIR": str(tmp_path), "COLUMNS": "200"}
+    args = [str(reach), "chat", "--thread", "cli-1", "--user", "u_10001"]
+    first = subprocess.run(args, input="我的订单怎么还没到？\n/quit\n", env=env, cwd=ROOT,
+                           capture_output=True, text=True, timeout=120, check=True)
+    assert "订单号" in first.stdout
+    second = subprocess.run(args, input="OD-20240618-001\n", env=env, cwd=ROOT,
+                            capture_output=True, text=True, timeout=120, check=True)
+    assert "resuming thread cli-1" in second.stdout
+    assert "配送中" in second.stdout
+
+
+def test_reach_demo_runs_on_embedded_defaults(tmp_path):
+    reach = Path(sys.executable).parent / "reach"
+    env = {**os.environ, "COLUMNS": "200"}
+    done = subprocess.run([str(reach), "demo", "--data-dir", str(tmp_path)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=True)
+    out = done.stdout
+    for node in ("[intent]", "[slot_filling]", "[tool]", "[reply]", "[clarify]",
+                 "[reflect_refine]"):
+        assert node in out
+    assert "配送中" in out and "15 分钟" in out

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import pytest
+
+from nodes.routing import (
+    MAX_TASK_STEPS,
+    route_after_intent,
+    route_after_reflect,
+    route_after_slots,
+    route_after_tool,
+)
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        ({"intent": "CHECK_ORDER_STATUS", "confidence": 0.9}, "slot_filling"),
+        ({"intent": "CHECK_ORDER_STATUS", "confidence": 0.6}, "slot_filling"),
+        ({"intent": "CHECK_ORDER_STATUS", "confidence": 0.599}, "reflect_refine"),
+        ({"intent": "UNKNOWN", "confidence": 0.95}, "reflect_refine"),
+        ({}, "reflect_refine"),
+    ],
+)
+def test_route_after_intent(state, expected):
+    assert route_after_intent(state) == expected
+
+
+def test_route_after_intent_uses_the_configured_threshold():
+    assert route_after_intent({"intent": "REQUEST_REFUND", "confidence": 0.7}, threshold=0.8) == (
+        "reflect_refine"
+    )
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        ({"decision": "continue", "intent": "REQUEST_REFUND"}, "slot_filling"),
+        ({"decision": "continue", "intent": "UNKNOWN"}, "clarify"),
+        ({"decision": "clarify", "intent": "REQUEST_REFUND"}, "clarify"),
+        ({"decision": "retry", "intent": "CHECK_ORDER_STATUS"}, "tool"),
+        ({"decision": "handoff"}, "handoff"),
+        ({"decision": "retry", "step_count": MAX_TASK_STEPS}, "handoff"),
+    ],
+)
+def test_route_after_reflect(state, expected):
+    assert route_after_reflect(state) == expected
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        ({"missing_slots": ["order_id"], "pending_tool_calls": []}, "clarify"),
+        ({"missing_slots": [], "pending_tool_calls": []}, "clarify"),
+        ({"missing_slots": [], "pending_tool_calls": [{"name": "x"}]}, "tool"),
+    ],
+)
+def test_route_after_slots(state, expected):
+    assert route_after_slots(state) == expected
+
+
+def failure(error_type="system", retryable=True):
+    return {"status": "failed", "error_type": error_type, "retryable": retryable}
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        ({"error": None}, "reply"),
+        ({"error": failure("not_found", False)}, "reply"),
+        ({"error": failure("user_fixable", False)}, "reply"),
+        ({"error": failure("permission_denied", False)}, "reply"),
+        ({"error": failure("validation", False)}, "reply"),
+        ({"error": failure(), "retry_count": 0}, "reflect_refine"),
+        ({"error": failure(), "retry_count": 1}, "reflect_refine"),
+        ({"error": failure(), "retry_count": 2}, "handoff"),  # exhausted
+        ({"error": failure(retryable=False), "retry_count": 0}, "handoff"),
+        ({"error": failure(), "retry_count": 0, "step_count": MAX_TASK_STEPS}, "handoff"),
+    ],
+)
+def test_route_after_tool(state, expected):
+    assert route_after_tool(state, max_retries=2) == expected
+
+
+def test_retry_limit_zero_hands_over_at_once():
+    assert route_after_tool({"error": failure(), "retry_count": 0}, max_retries=0) == "handoff"

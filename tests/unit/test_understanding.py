@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import pytest
+
+from nodes.understanding import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, detect_language
+
+U = RuleBasedUnderstanding()
+
+LABELLED = [
+    # (text, intent the user means)
+    ("我的订单怎么还没到？", "CHECK_ORDER_STATUS"),
+    ("外卖到哪了", "CHECK_ORDER_STATUS"),
+    ("帮我查一下订单状态", "CHECK_ORDER_STATUS"),
+    ("OD-20240618-001 什么时候到", "CHECK_ORDER_STATUS"),
+    ("我的快递物流信息", "CHECK_ORDER_STATUS"),
+    ("where is my order?", "CHECK_ORDER_STATUS"),
+    ("My order hasn't arrived yet", "CHECK_ORDER_STATUS"),
+    ("can you check the status of order 202506001", "CHECK_ORDER_STATUS"),
+    ("track my delivery please", "CHECK_ORDER_STATUS"),
+    ("when will my food arrive", "CHECK_ORDER_STATUS"),
+    ("我要退款", "REQUEST_REFUND"),
+    ("订单 OD-20240618-002 送到了但是洒了，我要退款", "REQUEST_REFUND"),
+    ("东西坏了，把钱退给我", "REQUEST_REFUND"),
+    ("申请退费", "REQUEST_REFUND"),
+    ("I want a refund for order 202506001", "REQUEST_REFUND"),
+    ("give me my money back", "REQUEST_REFUND"),
+    ("please refund me", "REQUEST_REFUND"),
+    ("帮我催一下单", "URGE_DELIVERY"),
+    ("催单！太慢了", "URGE_DELIVERY"),
+    ("能不能加急送", "URGE_DELIVERY"),
+    ("快点送过来好吗", "URGE_DELIVERY"),
+    ("please hurry up with my order", "URGE_DELIVERY"),
+    ("can you speed up the delivery", "URGE_DELIVERY"),
+    ("rush my order please", "URGE_DELIVERY"),
+    ("嗯……那个……", "UNKNOWN"),
+    ("你好", "UNKNOWN"),
+    ("hello there", "UNKNOWN"),
+    ("今天天气怎么样", "UNKNOWN"),
+    ("订单", "UNKNOWN"),
+    ("order", "UNKNOWN"),
+    ("订单还没到，我要退款", "REQUEST_REFUND"),
+    ("太慢了，订单到底什么时候到", "CHECK_ORDER_STATUS"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"), [row for row in LABELLED if row[1] != "UNKNOWN" and "，" not in row[0]]
+)
+def test_clear_requests_are_recognized_above_threshold(text, intent):
+    result = U.classify(text)
+    assert result.intent == intent
+    assert result.confidence >= CONFIDENCE_THRESHOLD
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["嗯……那个……", "你好", "hello there", "今天天气怎么样", "订单", "order", "OD-20240618-001"],
+)
+def test_vague_messages_stay_below_threshold(text):
+    assert U.classify(text).confidence < CONFIDENCE_THRESHOLD
+
+
+def test_conflicting_cues_lower_the_confidence():
+    clear = U.classify("我要退款").confidence
+    mixed = U.classify("订单还没到，我要退款").confidence
+    assert mixed < clear
+
+
+def test_confidence_is_calibrated_on_the_labelled_set():
+    """Confidence is P(the named intent is what the user wants); measure how well it tracks.
+
+    A message meaning nothing actionable (truth UNKNOWN) counts as a miss for any intent, so
+    its confidence should be low.
+    """
+    outcomes = []
+    for text, truth in LABELLED:
+        result = U.classify(text)
+        outcomes.append((result.confidence, truth != "UNKNOWN" and result.intent == truth))
+    confidences = [c for c, _ in outcomes]
+    assert len(set(confidences)) > 5  # not a constant
+    brier = sum((c - ok) ** 2 for c, ok in outcomes) / len(outcomes)
+    bins: dict[int, list[tuple[float, bool]]] = {}
+    for c, ok in outcomes:
+        bins.setdefault(min(int(c * 5), 4), []).append((c, ok))
+    ece = sum(
+        len(items)
+        / len(outcomes)
+        * abs(sum(c for c, _ in items) / len(items) - sum(ok for _, ok in items) / len(items))
+        for items in bins.values()
+    )
+    correct = [c for c, ok in outcomes if ok]
+    wrong = [c for c, ok in outcomes if not ok]
+    print(f"brier={brier:.3f} ece={ece:.3f} n={len(outcomes)}")
+    assert brier < 0.08
+    assert ece < 0.15
+    if wrong:
+        assert sum(correct) / len(correct) > sum(wrong) / len(wrong)
+
+
+def test_language_detection():
+    assert detect_language("我的订单") == "zh"
+    assert detect_language("where is my order") == "en"
+    assert detect_language("OD-20240618-001") is None
+    assert detect_language("202506001") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "order_id"),
+    [
+        ("OD-20240618-001", "OD-20240618-001"),
+        ("订单号是od-20240618-001", "OD-20240618-001"),
+        ("my order is OD20240618001", "OD-20240618-001"),
+        ("202506001", "202506001"),
+        ("订单 123456789012 到哪了", "123456789012"),
+        ("order #2025 0600 1", "202506001"),
+    ],
+)
+def test_order_id_is_extracted(text, order_id):
+    assert U.extract_slots(text, "CHECK_ORDER_STATUS").slots == {"order_id": order_id}
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("订单号是 12345", "5 digits"),
+        ("my order number is 13800138000", "phone number"),
+        ("OD-20241399-001", "bad date"),
+        ("1234567890123", "13 digits"),
+        ("订单号是 ABC-XYZ", "not an order number"),
+        ("OD-20240618-001 and OD-20240618-002", "multiple"),
+    ],
+)
+def test_anything_else_is_not_an_order_id(text, reason):
+    result = U.extract_slots(text, "CHECK_ORDER_STATUS")
+    assert result.slots == {}
+    assert reason in result.invalid["order_id"]
+
+
+def test_no_order_id_is_ever_invented():
+    for text in ["我的订单怎么还没到？", "where is my order", "退款", "2024年6月18号的订单"]:
+        assert U.extract_slots(text, "CHECK_ORDER_STATUS").slots == {}
+
+
+def test_reconsider_continues_a_task_waiting_for_the_slot():
+    result = U.reconsider(
+        "OD-20240618-001", pending_intent="URGE_DELIVERY", missing_slots=["order_id"]
+    )
+    assert result.intent == "URGE_DELIVERY"
+    assert result.confidence >= CONFIDENCE_THRESHOLD
+
+
+def test_reconsider_without_context_does_not_guess():
+    result = U.reconsider("OD-20240618-001", pending_intent=None, missing_slots=[])
+    assert result.confidence < CONFIDENCE_THRESHOLD
+
+
+def test_reconsider_tolerates_typos():
+    assert U.classify("I want a refnd").confidence < CONFIDENCE_THRESHOLD
+    result = U.reconsider("I want a refnd", pending_intent=None, missing_slots=[])
+    assert result.intent == "REQUEST_REFUND"
+    assert result.confidence >= CONFIDENCE_THRESHOLD

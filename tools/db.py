@@ -1,0 +1,210 @@
+"""The business database: a real SQLite file, created and seeded on first use.
+
+Every query is parameterized. The data directory defaults to ``./.reach`` and is set with
+``REACH_DATA_DIR``, so tests and deployments each get their own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+DATA_DIR_ENV = "REACH_DATA_DIR"
+DEFAULT_DATA_DIR = ".reach"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (
+    user_id      TEXT PRIMARY KEY,
+    display_name TEXT NOT NULL,
+    role         TEXT NOT NULL DEFAULT 'customer'
+);
+CREATE TABLE IF NOT EXISTS orders (
+    order_id     TEXT PRIMARY KEY,
+    user_id      TEXT NOT NULL REFERENCES users(user_id),
+    status       TEXT NOT NULL,
+    eta_minutes  INTEGER,
+    eta_date     TEXT,
+    amount_cents INTEGER NOT NULL,
+    item         TEXT NOT NULL,
+    created_at   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS orders_by_user ON orders(user_id);
+CREATE TABLE IF NOT EXISTS refunds (
+    refund_id    TEXT PRIMARY KEY,
+    order_id     TEXT NOT NULL UNIQUE REFERENCES orders(order_id),
+    user_id      TEXT NOT NULL,
+    amount_cents INTEGER NOT NULL,
+    reason       TEXT NOT NULL,
+    status       TEXT NOT NULL,
+    created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE TABLE IF NOT EXISTS delivery_urges (
+    urge_id      INTEGER PRIMARY KEY AUTOINCREMENT,
+    order_id     TEXT NOT NULL REFERENCES orders(order_id),
+    user_id      TEXT NOT NULL,
+    created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE TABLE IF NOT EXISTS payloads (
+    sha256       TEXT PRIMARY KEY,
+    body         BLOB NOT NULL,
+    created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+"""
+
+SEED_USERS = [
+    ("u_10001", "张三", "customer"),
+    ("u_10002", "李四", "customer"),
+    ("u_90001", "客服小王", "agent"),
+]
+
+# The design's own examples first (all owned by u_10001), then another user's orders, so a
+# lookup of someone else's order can be tested for not leaking.
+SEED_ORDERS = [
+    (
+        "OD-20240618-001",
+        "u_10001",
+        "delivering",
+        15,
+        None,
+        4250,
+        "黄焖鸡米饭",
+        "2024-06-18T11:40:00Z",
+    ),
+    (
+        "OD-20240618-002",
+        "u_10001",
+        "delivered",
+        None,
+        None,
+        3600,
+        "麻辣香锅",
+        "2024-06-18T10:05:00Z",
+    ),
+    (
+        "202506001",
+        "u_10001",
+        "shipped",
+        None,
+        "2025-06-01",
+        12900,
+        "蓝牙耳机",
+        "2025-05-28T09:00:00Z",
+    ),
+    ("OD-20240619-003", "u_10002", "delivering", 25, None, 5800, "酸菜鱼", "2024-06-19T12:10:00Z"),
+    (
+        "OD-20240619-004",
+        "u_10002",
+        "cancelled",
+        None,
+        None,
+        2100,
+        "煎饼果子",
+        "2024-06-19T08:30:00Z",
+    ),
+    (
+        "202506002",
+        "u_10002",
+        "pending_payment",
+        None,
+        None,
+        8800,
+        "机械键盘",
+        "2025-06-02T15:00:00Z",
+    ),
+]
+
+
+def data_dir() -> Path:
+    """Return the data directory from ``REACH_DATA_DIR``, creating it if needed."""
+    path = Path(os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class Database:
+    """A seeded SQLite business database, safe to share between graph threads.
+
+    One connection per instance with a lock around each transaction: SQLite serializes
+    writers anyway, and this keeps transactions from interleaving on one connection.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        """Open (and on first use create and seed) the database at ``path``."""
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        if self.path != ":memory:":
+            self._conn.execute("PRAGMA journal_mode = WAL")
+        self._lock = threading.RLock()
+        self._ensure_schema()
+
+    @classmethod
+    def default(cls) -> Database:
+        """Open the database in the configured data directory."""
+        return cls(data_dir() / "business.db")
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Run statements atomically: commit on success, roll back on any error."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """Run a parameterized read and return rows as dicts."""
+        with self._lock:
+            return [dict(row) for row in self._conn.execute(sql, params).fetchall()]
+
+    def query_one(self, sql: str, params: tuple[Any, ...] = ()) -> dict[str, Any] | None:
+        """Run a parameterized read and return the first row, if any."""
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    def put_payload(self, data: bytes) -> str:
+        """Keep an oversized protocol payload and return its reference URI."""
+        digest = hashlib.sha256(data).hexdigest()
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO payloads (sha256, body) VALUES (?, ?)", (digest, data)
+            )
+        return f"payload://sha256/{digest}"
+
+    def get_payload(self, uri: str) -> bytes | None:
+        """Fetch a payload stored by ``put_payload``."""
+        digest = uri.rsplit("/", 1)[-1]
+        row = self.query_one("SELECT body FROM payloads WHERE sha256 = ?", (digest,))
+        return None if row is None else bytes(row["body"])
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    def _ensure_schema(self) -> None:
+        with self._lock:
+            self._conn.executescript(SCHEMA)
+            seeded = self._conn.execute("SELECT COUNT(*) FROM users").fetchone()[0]
+            if seeded:
+                return
+            with self.transaction() as conn:
+                conn.executemany(
+                    "INSERT INTO users (user_id, display_name, role) VALUES (?, ?, ?)", SEED_USERS
+                )
+                conn.executemany(
+                    "INSERT INTO orders (order_id, user_id, status, eta_minutes, eta_date,"
+                    " amount_cents, item, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    SEED_ORDERS,
+                )

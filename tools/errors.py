@@ -1,0 +1,47 @@
+"""Failures a tool handler can raise, each mapped to one ``error_type`` of the envelope.
+
+Handlers raise these instead of returning ad-hoc error dicts, so the executor alone decides
+what the model sees, what is retried and what the user is told.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ToolError(Exception):
+    """A failure the executor turns into a structured result instead of a crash."""
+
+    error_type = "system"
+    retryable = False
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        """Keep a message for the model and optional machine-readable details."""
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+class UserFixableError(ToolError):
+    """The user can fix this (wrong state of the order, missing detail); say exactly why."""
+
+    error_type = "user_fixable"
+
+
+class ResourceNotFoundError(ToolError):
+    """The resource does not exist, or belongs to someone else: the two look the same."""
+
+    error_type = "not_found"
+
+
+class TransientToolError(ToolError):
+    """The backend is briefly unavailable (timeout, connection, 5xx); a retry may succeed."""
+
+    error_type = "system"
+    retryable = True
+
+
+class PermanentToolError(ToolError):
+    """The backend failed in a way a retry will not fix."""
+
+    error_type = "system"
