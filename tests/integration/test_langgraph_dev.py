@@ -29,9 +29,20 @@ def dev_server(tmp_path):
     env = {**os.environ, "REACH_DATA_DIR": str(tmp_path), "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
     log = (tmp_path / "dev.log").open("w")
     proc = subprocess.Popen(
-        [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
-         "--port", str(port)],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            str(langgraph),
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
@@ -62,13 +73,15 @@ async def test_a_thread_runs_through_the_langgraph_api(dev_server):
     thread = await client.threads.create()
     context = {"user_id": "u_10001", "user_role": "customer"}
     first = await client.runs.wait(
-        thread["thread_id"], "agent",
+        thread["thread_id"],
+        "agent",
         input={"messages": [{"role": "user", "content": "我的订单怎么还没到？"}]},
         context=context,
     )
     assert "订单号" in first["messages"][-1]["content"]
     second = await client.runs.wait(
-        thread["thread_id"], "agent",
+        thread["thread_id"],
+        "agent",
         input={"messages": [{"role": "user", "content": "OD-20240618-001"}]},
         context=context,
     )

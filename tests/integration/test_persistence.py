@@ -34,8 +34,13 @@ TURN = textwrap.dedent(
 def run_turn(text: str, data_dir: Path) -> str:
     env = {**os.environ, "REACH_DATA_DIR": str(data_dir)}
     done = subprocess.run(
-        [sys.executable, "-c", TURN, text], cwd=ROOT, env=env, capture_output=True, text=True,
-        timeout=120, check=True,
+        [sys.executable, "-c", TURN, text],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return done.stdout
 
@@ -54,11 +59,27 @@ def test_reach_chat_resumes_a_thread_after_restart(tmp_path):
     reach = Path(sys.executable).parent / "reach"
     env = {**os.environ, "REACH_DATA_DIR": str(tmp_path), "COLUMNS": "200"}
     args = [str(reach), "chat", "--thread", "cli-1", "--user", "u_10001"]
-    first = subprocess.run(args, input="我的订单怎么还没到？\n/quit\n", env=env, cwd=ROOT,
-                           capture_output=True, text=True, timeout=120, check=True)
+    first = subprocess.run(
+        args,
+        input="我的订单怎么还没到？\n/quit\n",
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert "订单号" in first.stdout
-    second = subprocess.run(args, input="OD-20240618-001\n", env=env, cwd=ROOT,
-                            capture_output=True, text=True, timeout=120, check=True)
+    second = subprocess.run(
+        args,
+        input="OD-20240618-001\n",
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert "resuming thread cli-1" in second.stdout
     assert "配送中" in second.stdout
 
@@ -66,10 +87,23 @@ def test_reach_chat_resumes_a_thread_after_restart(tmp_path):
 def test_reach_demo_runs_on_embedded_defaults(tmp_path):
     reach = Path(sys.executable).parent / "reach"
     env = {**os.environ, "COLUMNS": "200"}
-    done = subprocess.run([str(reach), "demo", "--data-dir", str(tmp_path)], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [str(reach), "demo", "--data-dir", str(tmp_path)],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     out = done.stdout
-    for node in ("[intent]", "[slot_filling]", "[tool]", "[reply]", "[clarify]",
-                 "[reflect_refine]"):
+    for node in (
+        "[intent]",
+        "[slot_filling]",
+        "[tool]",
+        "[reply]",
+        "[clarify]",
+        "[reflect_refine]",
+    ):
         assert node in out
     assert "配送中" in out and "15 分钟" in out
