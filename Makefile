@@ -4,11 +4,19 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: install demo chat test lint typecheck unit integration clean
+.PHONY: install services demo chat test lint typecheck unit integration clean
 
 install:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
 	$(UV) sync --frozen
+
+# Redis for the checkpointer tests. The tests start their own private instances (and a
+# 3-node cluster) on free loopback ports, so only the binaries are needed here.
+services:
+	@command -v redis-server >/dev/null 2>&1 || { \
+		echo "installing redis-server (Debian)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+	@redis-server --version
 
 demo: install
 	$(UV) run reach demo
@@ -25,10 +33,10 @@ typecheck: install
 unit: install
 	$(UV) run pytest tests/unit
 
-integration: install
+integration: install services
 	$(UV) run pytest tests/integration
 
-test: install
+test: install services
 	$(UV) run ruff check .
 	$(UV) run mypy
 	$(UV) run pytest

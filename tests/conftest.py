@@ -73,3 +73,31 @@ def nodes_visited(app: Any, text: str, thread: str = "t1", context: Context = AL
     ):
         visited.extend(chunk)
     return visited
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory):
+    from tests.services import RedisServer
+
+    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server) -> str:
+    from redis import Redis
+
+    client = Redis.from_url(redis_server.url)
+    client.flushall()
+    client.close()
+    return redis_server.url
+
+
+@pytest.fixture
+def redis_saver(redis_url: str):
+    from graph.checkpoint.redis import PlainRedisSaver
+
+    saver = PlainRedisSaver.from_url(redis_url)
+    yield saver
+    saver.client.close()

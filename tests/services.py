@@ -1,0 +1,143 @@
+"""Real Redis servers for the tests: started on free loopback ports, stopped afterwards."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def redis_binary() -> str:
+    path = shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
+    )
+    if path is None:
+        msg = (
+            "redis-server is not installed; `make test` installs it (apt-get install redis-server)"
+        )
+        raise RuntimeError(msg)
+    return path
+
+
+class RedisServer:
+    """One private redis-server process."""
+
+    def __init__(
+        self, workdir: Path, *, port: int | None = None, aof: bool = False, cluster: bool = False
+    ) -> None:
+        self.workdir = workdir
+        self.port = port or free_port()
+        self.aof = aof
+        self.cluster = cluster
+        self.proc: subprocess.Popen[bytes] | None = None
+        workdir.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        args = [
+            redis_binary(),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.workdir),
+            "--save",
+            "",
+            "--protected-mode",
+            "no",
+            "--appendonly",
+            "yes" if self.aof else "no",
+            "--appendfsync",
+            "always",
+        ]
+        if self.cluster:
+            args += [
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                f"nodes-{self.port}.conf",
+                "--cluster-node-timeout",
+                "2000",
+            ]
+        log = (self.workdir / f"redis-{self.port}.log").open("ab")
+        self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        client = Redis(port=self.port, socket_connect_timeout=0.2)
+        while time.monotonic() < deadline:
+            try:
+                if client.ping():
+                    client.close()
+                    return self
+            except RedisConnectionError:
+                time.sleep(0.05)
+        self.stop()
+        msg = f"redis-server did not start on port {self.port}"
+        raise RuntimeError(msg)
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+class RedisClusterSet:
+    """Three master nodes on loopback, joined into a Redis Cluster."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.nodes = [RedisServer(workdir / f"node{i}", cluster=True) for i in range(3)]
+
+    @property
+    def url(self) -> str:
+        return self.nodes[0].url
+
+    def start(self) -> RedisClusterSet:
+        for node in self.nodes:
+            node.start()
+        cli = shutil.which("redis-cli") or "/usr/bin/redis-cli"
+        addresses = [f"127.0.0.1:{node.port}" for node in self.nodes]
+        subprocess.run(
+            [cli, "--cluster", "create", *addresses, "--cluster-replicas", "0", "--cluster-yes"],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        deadline = time.monotonic() + 30
+        client = Redis(port=self.nodes[0].port)
+        while time.monotonic() < deadline:
+            info = client.execute_command("CLUSTER", "INFO")
+            text = info.decode() if isinstance(info, bytes) else str(info)
+            if "cluster_state:ok" in text:
+                client.close()
+                return self
+            time.sleep(0.2)
+        msg = "redis cluster did not reach cluster_state:ok"
+        raise RuntimeError(msg)
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
