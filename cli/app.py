@@ -9,8 +9,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from cli.render import show_update
+from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
 from state import Context
@@ -100,6 +102,121 @@ def chat(
             break
         if text:
             _run_turn(agent, text, thread, context, trace)
+
+
+Thread = Annotated[str, typer.Argument(help="The conversation (thread) id.")]
+CheckpointId = Annotated[str, typer.Option("--checkpoint", help="A checkpoint id from history.")]
+
+
+def _agent(data_dir: Path | None):  # type: ignore[no-untyped-def]
+    _use_data_dir(data_dir)
+    return build_graph(checkpointer=make_checkpointer())
+
+
+def _print_history(agent, thread: str) -> None:  # type: ignore[no-untyped-def]
+    entries = time_travel.history(agent, thread)
+    if not entries:
+        console.print(f"[red]thread {thread!r} has no checkpoints[/red]")
+        raise typer.Exit(1)
+    table = Table(title=f"thread {thread}", show_lines=False)
+    for column in ("", "checkpoint", "step", "node", "next", "intent", "slots", "last protocol"):
+        table.add_column(column, no_wrap=True, overflow="ellipsis")
+    for entry in entries:
+        table.add_row(
+            "*" if entry.on_head_branch else "",
+            entry.checkpoint_id,
+            str(entry.step),
+            entry.node,
+            ",".join(entry.next),
+            f"{entry.intent or ''}"
+            + (f" ({entry.confidence:.2f})" if entry.confidence is not None else ""),
+            ", ".join(f"{k}={v}" for k, v in entry.slots.items()),
+            entry.last_protocol.replace("\n", " ")[:60],
+        )
+    console.print(table)
+    console.print("[dim]* = on the current branch[/dim]")
+
+
+@app.command()
+def history(thread: Thread, data_dir: DataDir = None) -> None:
+    """Show every checkpoint of a thread: step, node, intent, slots, last protocol message."""
+    _print_history(_agent(data_dir), thread)
+
+
+@app.command()
+def replay(
+    thread: Thread,
+    checkpoint: CheckpointId,
+    data_dir: DataDir = None,
+    user: User = "u_10001",
+    role: Role = "customer",
+) -> None:
+    """Re-run a thread from a checkpoint."""
+    agent = _agent(data_dir)
+    try:
+        out = time_travel.replay(agent, thread, checkpoint, Context(user_id=user, user_role=role))
+    except time_travel.CheckpointNotFoundError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    messages = out.get("messages") or []
+    if messages:
+        console.print(f"[bold green]agent:[/bold green] {messages[-1].content}")
+
+
+@app.command()
+def rollback(
+    thread: Thread,
+    steps: Annotated[int, typer.Option("--steps", min=1, help="How many steps back.")] = 1,
+    run: Annotated[bool, typer.Option("--run", help="Carry on from there at once.")] = False,
+    data_dir: DataDir = None,
+    user: User = "u_10001",
+    role: Role = "customer",
+) -> None:
+    """Continue the thread from N steps back; the abandoned steps stay in history."""
+    agent = _agent(data_dir)
+    context = Context(user_id=user, user_role=role)
+    try:
+        config = time_travel.rollback(agent, thread, steps, context=context, run=run)
+    except time_travel.CheckpointNotFoundError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    checkpoint = config["configurable"]["checkpoint_id"]
+    console.print(f"rolled back {steps} step(s) to a copy of that checkpoint: {checkpoint}")
+    head = agent.get_state({"configurable": {"thread_id": thread}})
+    if head.next:
+        head_id = head.config["configurable"]["checkpoint_id"]
+        console.print(
+            f"next: {', '.join(head.next)}; carry on with "
+            f"`reach replay {thread} --checkpoint {head_id}` or send a message"
+        )
+    elif head.values.get("messages"):
+        console.print(f"[bold green]agent:[/bold green] {head.values['messages'][-1].content}")
+
+
+@app.command()
+def fork(
+    thread: Thread,
+    checkpoint: CheckpointId,
+    set_: Annotated[
+        list[str], typer.Option("--set", help="key=value or key.sub=value; repeatable.")
+    ],
+    data_dir: DataDir = None,
+    user: User = "u_10001",
+    role: Role = "customer",
+) -> None:
+    """Edit state at a checkpoint and run on from there, on a new branch."""
+    agent = _agent(data_dir)
+    try:
+        values = time_travel.parse_assignments(set_)
+        out = time_travel.fork(
+            agent, thread, checkpoint, values, Context(user_id=user, user_role=role)
+        )
+    except (time_travel.CheckpointNotFoundError, ValueError) as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    messages = out.get("messages") or []
+    if messages:
+        console.print(f"[bold green]agent:[/bold green] {messages[-1].content}")
 
 
 def main() -> None:

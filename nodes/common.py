@@ -94,6 +94,13 @@ def protocol_message(
     role: str,
     content: Any,
     **fields: Any,
-) -> ProtocolMessage:
-    """Build a validated protocol message stamped with the session, task and caller role."""
-    return ProtocolMessage(**protocol_fields(state, runtime, role=role, content=content, **fields))
+) -> dict[str, Any]:
+    """Build a validated protocol message stamped with the session, task and caller role.
+
+    It is returned as a JSON-ready dict: node outputs are checkpointed as pending writes,
+    and plain data keeps them readable by any saver and any peer.
+    """
+    message = ProtocolMessage(
+        **protocol_fields(state, runtime, role=role, content=content, **fields)
+    )
+    return message.model_dump(mode="json")

@@ -20,21 +20,10 @@ def make_slot_filling_node(services: Services) -> Node:
     def slot_filling(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
         """Merge this message's slots into the task's; list what is still missing."""
         intent = state.get("intent", "")
-        spec = TASKS[intent]
         text = message_text(latest_user_message(state))
         found = services.understanding.extract_slots(text, intent)
         slots = {**(state.get("slots") or {}), **found.slots}
-        missing = [name for name in spec.required_slots if name not in slots]
-        calls: list[dict[str, Any]] = []
-        if not missing:
-            parameters = {name: slots[name] for name in spec.required_slots}
-            calls = [
-                {
-                    "id": _call_id(state.get("task_id", ""), spec.tool, parameters),
-                    "name": spec.tool,
-                    "parameters": parameters,
-                }
-            ]
+        calls, missing = plan_tool_calls(intent, slots, state.get("task_id", ""))
         note = protocol_message(
             state,
             runtime,
@@ -59,6 +48,26 @@ def make_slot_filling_node(services: Services) -> Node:
         }
 
     return slot_filling
+
+
+def plan_tool_calls(
+    intent: str, slots: dict[str, Any], task_id: str
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Plan the intent's tool call from the slots; return (calls, missing slots).
+
+    Nothing is planned while a required slot is missing: a value is never made up.
+    """
+    spec = TASKS[intent]
+    missing = [name for name in spec.required_slots if name not in slots]
+    if missing:
+        return [], missing
+    parameters = {name: slots[name] for name in spec.required_slots}
+    call = {
+        "id": _call_id(task_id, spec.tool, parameters),
+        "name": spec.tool,
+        "parameters": parameters,
+    }
+    return [call], []
 
 
 def _call_id(task_id: str, tool: str, parameters: dict[str, Any]) -> str:

@@ -39,7 +39,7 @@ def make_tool_node(services: Services) -> Node:
 
         attempt = state.get("retry_count", 0)
         messages: list[Any] = []
-        notes: list[ProtocolMessage] = []
+        notes: list[dict[str, Any]] = []
         for call, result in zip(calls, results, strict=True):
             call_id = f"{call['id']}_{attempt}"
             messages.append(
@@ -67,7 +67,7 @@ def make_tool_node(services: Services) -> Node:
                         error=result["message"] if result["status"] != "success" else None,
                         tool_call_id=call_id,
                     ),
-                )
+                ).model_dump(mode="json")
             )
         failed = next((r for r in results if r["status"] != "success"), None)
         return {
