@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import shutil
 import socket
 import subprocess
@@ -12,10 +13,28 @@ from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 
-def free_port() -> int:
+def _bindable(port: int) -> bool:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_port(*, cluster: bool = False) -> int:
+    """Return a free loopback port; a cluster node also needs port + 10000 (≤ 65535) free."""
+    if not cluster:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            return sock.getsockname()[1]
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randint(20000, 50000)
+        if _bindable(port) and _bindable(port + 10000):
+            return port
+    msg = "no free port pair for a cluster node"
+    raise RuntimeError(msg)
 
 
 def redis_binary() -> str:
@@ -37,7 +56,7 @@ class RedisServer:
         self, workdir: Path, *, port: int | None = None, aof: bool = False, cluster: bool = False
     ) -> None:
         self.workdir = workdir
-        self.port = port or free_port()
+        self.port = port or free_port(cluster=cluster)
         self.aof = aof
         self.cluster = cluster
         self.proc: subprocess.Popen[bytes] | None = None

@@ -524,7 +524,8 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         if not members:
             return
         out = client.pipeline(transaction=self.cluster is False)
-        out.delete(*target.all())
+        for key in target.all():
+            out.delete(key)
         out.zadd(target.idx, {m: 0 for m in members})
         for key, mapping in zip(
             (target.cp, target.blobs, target.writes, target.windex), hashes, strict=True
@@ -679,7 +680,8 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         if not members:
             return
         out = client.pipeline(transaction=self.cluster is False)
-        out.delete(*target.all())
+        for key in target.all():
+            out.delete(key)
         out.zadd(target.idx, {m: 0 for m in members})
         for key, mapping in zip(
             (target.cp, target.blobs, target.writes, target.windex), hashes, strict=True

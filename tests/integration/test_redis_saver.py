@@ -1,0 +1,256 @@
+"""PlainRedisSaver under the graph: fork safety, parity with InMemorySaver, TTL, durability,
+concurrency and round trips, on a real redis-server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from typing import Any
+
+import pytest
+from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from redis import Redis
+from redis.connection import AbstractConnection
+
+from graph import time_travel
+from graph.builder import build_graph
+from graph.checkpoint import make_checkpointer
+from graph.checkpoint.redis import PlainRedisSaver
+from state import Context
+from tests.conftest import ALICE, BOB, say
+from tests.services import RedisServer
+
+pytestmark = pytest.mark.integration
+
+VOLATILE = {"timestamp", "latency_ms", "id", "created_at", "run_id"}
+
+
+def normalize(value: Any) -> Any:
+    """Drop what legitimately differs between two runs: random ids, clocks, latencies."""
+    if isinstance(value, BaseMessage):
+        return normalize(value.model_dump())
+    if isinstance(value, dict):
+        return {k: normalize(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list | tuple):
+        return [normalize(v) for v in value]
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            return normalize(json.loads(value))
+        except ValueError:
+            return value
+    return value
+
+
+def full_history(app, thread: str) -> list[dict[str, Any]]:
+    snapshots = list(app.get_state_history({"configurable": {"thread_id": thread}}))
+    position = {s.config["configurable"]["checkpoint_id"]: i for i, s in enumerate(snapshots)}
+    rows = []
+    for s in snapshots:
+        parent = s.parent_config["configurable"]["checkpoint_id"] if s.parent_config else None
+        rows.append(
+            {
+                "values": normalize(s.values),
+                "next": s.next,
+                "metadata": normalize(s.metadata),
+                "parent": position.get(parent),
+                "tasks": [(t.name, normalize(t.result)) for t in s.tasks],
+            }
+        )
+    return rows
+
+
+def scenario(app) -> None:
+    """Interrupt before the tool, resume, fork an old checkpoint, replay an older one."""
+    config = {"configurable": {"thread_id": "parity"}}
+    # fixed message ids: task ids derive from them, so both runs are comparable
+    first = HumanMessage("我的订单怎么还没到？", id="m1")
+    app.invoke({"messages": [first]}, config, context=ALICE)
+    app.invoke({"messages": [HumanMessage("OD-20240618-001", id="m2")]}, config, context=ALICE)
+    assert app.get_state(config).next == ("tool",)  # interrupted before the tool
+    app.invoke(None, config, context=ALICE)  # resume
+    entries = time_travel.history(app, "parity")
+    before_tool = next(e for e in entries if e.next == ("tool",))
+    time_travel.fork(
+        app, "parity", before_tool.checkpoint_id, {"slots": {"order_id": "OD-20240618-002"}}, ALICE
+    )
+    older = next(e for e in entries if e.next == ("slot_filling",))
+    time_travel.replay(app, "parity", older.checkpoint_id, ALICE)
+
+
+def test_graph_level_parity_with_in_memory_saver(redis_saver, db):
+    memory_app = build_graph(
+        checkpointer=InMemorySaver(), database_factory=lambda: db, interrupt_before=["tool"]
+    )
+    redis_app = build_graph(
+        checkpointer=redis_saver, database_factory=lambda: db, interrupt_before=["tool"]
+    )
+    scenario(memory_app)
+    scenario(redis_app)
+    expected, got = full_history(memory_app, "parity"), full_history(redis_app, "parity")
+    assert len(got) == len(expected) > 15
+    for index, (want, have) in enumerate(zip(expected, got, strict=True)):
+        assert have == want, f"checkpoint {index} differs"
+
+
+def test_update_state_on_an_old_checkpoint_never_touches_the_original_branch(redis_saver, db):
+    app = build_graph(checkpointer=redis_saver, database_factory=lambda: db)
+    say(app, "我的订单怎么还没到？", thread="fork")
+    say(app, "OD-20240618-001", thread="fork")
+    config = {"configurable": {"thread_id": "fork"}}
+    original = {
+        s.config["configurable"]["checkpoint_id"]: normalize(s.values)
+        for s in app.get_state_history(config)
+    }
+    # fork from several old checkpoints, each continuing with different values
+    for entry in time_travel.history(app, "fork")[2:8]:
+        snapshot = time_travel.get_checkpoint(app, "fork", entry.checkpoint_id)
+        branch = app.update_state(
+            snapshot.config, {"slots": {"order_id": "202506001"}, "intent": "URGE_DELIVERY"}
+        )
+        app.invoke(None, branch, context=ALICE)
+    for checkpoint_id, values in original.items():
+        again = app.get_state(
+            {"configurable": {"thread_id": "fork", "checkpoint_id": checkpoint_id}}
+        )
+        assert normalize(again.values) == values
+
+
+class RoundTrips:
+    """Count client-side round trips: every packed send is one request to the server."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        original = AbstractConnection.send_packed_command
+
+        def counting(conn, command, check_health=True):
+            self.count += 1
+            return original(conn, command, check_health)
+
+        monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
+
+    def measure(self, fn) -> int:
+        before = self.count
+        fn()
+        return self.count - before
+
+
+def test_each_put_is_one_round_trip_and_history_reads_are_batched(redis_saver, db, monkeypatch):
+    app = build_graph(checkpointer=redis_saver, database_factory=lambda: db)
+    for i in range(5):
+        say(app, f"OD-20240618-00{1 + i % 2} 到哪了", thread="rt")
+    trips = RoundTrips(monkeypatch)
+    config = {"configurable": {"thread_id": "rt"}}
+    checkpoints = len(list(app.get_state_history(config)))
+    assert checkpoints >= 30
+    assert trips.measure(lambda: list(app.get_state_history(config))) <= 3
+    assert trips.measure(lambda: redis_saver.get_tuple(config)) == 2
+    head = redis_saver.get_tuple(config)
+    assert (
+        trips.measure(
+            lambda: redis_saver.put(
+                head.config, head.checkpoint, {"source": "update", "step": 99}, {}
+            )
+        )
+        == 1
+    )
+    assert (
+        trips.measure(lambda: redis_saver.put_writes(head.config, [("a", 1), ("b", 2)], "task-1"))
+        == 1
+    )
+    turn = trips.measure(lambda: say(app, "OD-20240618-001 到哪了", thread="rt"))
+    supersteps = 6  # input, intent, slot_filling, tool, reply, plus the start step
+    assert turn <= 2 * supersteps + 2  # one put and one put_writes per step, two reads
+
+
+def test_ttl_keeps_an_active_thread_whole_and_removes_an_idle_one(redis_url, db):
+    client = Redis.from_url(redis_url)
+    saver = PlainRedisSaver.from_url(redis_url, ttl_s=3, prefix="ttl")
+    app = build_graph(checkpointer=saver, database_factory=lambda: db)
+    run = {"run_id": str(uuid.uuid4())}
+    say(app, "我的订单怎么还没到？", thread="active")
+    say(app, "OD-20240618-001", thread="active")
+    app.invoke(
+        {"messages": [("user", "OD-20240618-002 到哪了")]},
+        {"configurable": {"thread_id": "idle"}, **run},
+        context=ALICE,
+    )
+    config = {"configurable": {"thread_id": "active"}}
+    expected = [normalize(s.values) for s in app.get_state_history(config)]
+    assert client.pttl(saver.keys_for("active").blobs) <= 3000
+    started = time.monotonic()
+    while time.monotonic() - started < 10:  # touched every second for 10 s
+        assert app.get_state(config).values["messages"]
+        time.sleep(1)
+    assert [normalize(s.values) for s in app.get_state_history(config)] == expected
+    assert not list(client.scan_iter(match="ttl:{idle}*"))  # idle thread gone entirely
+    assert not list(client.scan_iter(match="ttl:run:*"))  # and its run index
+    time.sleep(3.5)
+    assert not list(client.scan_iter(match="ttl:*"))  # nothing left behind
+
+
+def test_thread_survives_a_redis_crash_with_aof(tmp_path, db):
+    server = RedisServer(tmp_path / "aof", aof=True).start()
+    try:
+        app = build_graph(
+            checkpointer=PlainRedisSaver.from_url(server.url), database_factory=lambda: db
+        )
+        first = say(app, "我的订单怎么还没到？", thread="durable")
+        assert first["missing_slots"] == ["order_id"]
+        server.proc.kill()  # a crash, not a clean shutdown
+        server.proc.wait()
+        server.start()
+        fresh = build_graph(
+            checkpointer=PlainRedisSaver.from_url(server.url), database_factory=lambda: db
+        )
+        second = say(fresh, "OD-20240618-001", thread="durable")
+        assert "配送中" in second["messages"][-1].content
+        assert second["task_id"] == first["task_id"]
+    finally:
+        server.stop()
+
+
+async def test_fifty_threads_concurrently_through_the_async_graph(redis_saver, db):
+    app = build_graph(checkpointer=redis_saver, database_factory=lambda: db)
+    orders = {
+        "u_10001": ["OD-20240618-001", "OD-20240618-002", "202506001"],
+        "u_10002": ["OD-20240619-003", "OD-20240619-004"],
+    }
+
+    def plan(i: int) -> tuple[Context, str]:
+        user = ALICE if i % 2 == 0 else BOB
+        mine = orders[user.user_id]
+        return user, mine[i % len(mine)]
+
+    async def converse(i: int) -> None:
+        user, order = plan(i)
+        config = {"configurable": {"thread_id": f"conc-{i}"}}
+        await app.ainvoke(
+            {"messages": [("user", f"第{i}号：我的订单怎么还没到？")]}, config, context=user
+        )
+        await app.ainvoke({"messages": [("user", order)]}, config, context=user)
+
+    await asyncio.gather(*(converse(i) for i in range(50)))
+    for i in range(50):
+        user, order = plan(i)
+        config = {"configurable": {"thread_id": f"conc-{i}"}}
+        state = (await app.aget_state(config)).values
+        humans = [m.content for m in state["messages"] if m.type == "human"]
+        assert humans == [f"第{i}号：我的订单怎么还没到？", order]
+        assert {p["session_id"] for p in state["protocol"]} == {f"conc-{i}"}
+        assert order in state["messages"][-1].content
+        history = [s async for s in app.aget_state_history(config)]
+        assert len(history) == 12
+        assert all(s.config["configurable"]["thread_id"] == f"conc-{i}" for s in history)
+
+
+def test_factory_prefers_plain_saver_when_modules_are_missing(redis_url, monkeypatch, caplog):
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.setenv("REACH_REDIS_SAVER", "langgraph")
+    saver = make_checkpointer()
+    assert isinstance(saver, PlainRedisSaver)
+    assert "needs Redis modules" in caplog.text
+    monkeypatch.setenv("REACH_CHECKPOINTER", "memory")
+    assert isinstance(make_checkpointer(), InMemorySaver)
