@@ -66,6 +66,10 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
+    @property
+    def unix_socket(self) -> Path:
+        return self.workdir / f"redis-{self.port}.sock"
+
     def start(self) -> RedisServer:
         args = [
             redis_binary(),
@@ -83,6 +87,10 @@ class RedisServer:
             "yes" if self.aof else "no",
             "--appendfsync",
             "always",
+            "--unixsocket",
+            str(self.unix_socket),
+            "--unixsocketperm",
+            "700",
         ]
         if self.cluster:
             args += [

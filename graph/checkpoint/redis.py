@@ -48,6 +48,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import Redis
+from redis.asyncio import BlockingConnectionPool as AsyncBlockingConnectionPool
 from redis.asyncio import Redis as AsyncRedis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
@@ -98,6 +99,16 @@ return 1
 """
 
 _GET = """
+local function netstrings(s, from, to)
+  local out, pos = {}, from
+  while pos <= to do
+    local colon = string.find(s, ':', pos, true)
+    local len = tonumber(string.sub(s, pos, colon - 1))
+    out[#out + 1] = string.sub(s, colon + 1, colon + len)
+    pos = colon + len + 2
+  end
+  return out
+end
 local m = ARGV[4]
 if m == '' then
   m = redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[3], ARGV[2], 'LIMIT', 0, 1)[1]
@@ -106,11 +117,22 @@ end
 local rec = redis.call('HGET', KEYS[2], m)
 if not rec then return false end
 local w = redis.call('HGET', KEYS[5], m) or ''
+local ns = string.sub(m, 1, string.find(m, '\\0', 1, true) - 1)
+local colon = string.find(rec, ':', 1, true)
+local refs = netstrings(rec, colon + 1, colon + tonumber(string.sub(rec, 1, colon - 1)))
+local blobs = {}
+if #refs > 0 then
+  for i = 1, #refs do refs[i] = ns .. '\\0' .. refs[i] end
+  blobs = redis.call('HMGET', KEYS[3], unpack(refs))
+end
+local writes = {}
+local fields = netstrings(w, 1, string.len(w))
+if #fields > 0 then writes = redis.call('HMGET', KEYS[4], unpack(fields)) end
 local ttl = tonumber(ARGV[1])
 if ttl > 0 then
   for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
-return {m, rec, w}
+return {m, rec, w, blobs, writes}
 """
 
 
@@ -155,6 +177,28 @@ def _split_member(member: str) -> tuple[str, str]:
 
 def _blob_field(checkpoint_ns: str, channel: str, version: Any) -> str:
     return f"{checkpoint_ns}{SEP}{channel}{SEP}{version}"
+
+
+def _netstrings(items: Iterable[str]) -> str:
+    return "".join(f"{len(item.encode())}:{item}," for item in items)
+
+
+def _pack_record(fields: list[Any], refs: list[list[str]]) -> bytes:
+    r"""Encode a checkpoint record as ``<n>:<refs>`` then msgpack.
+
+    The blob references come first, as netstrings of ``channel\0version``, so the read
+    script can fetch a checkpoint's channel values without decoding msgpack (Redis Lua's
+    cmsgpack cannot read binary fields).
+    """
+    ref_text = _netstrings(f"{ch}{SEP}{ver}" for ch, ver in refs).encode()
+    return f"{len(ref_text)}:".encode() + ref_text + ormsgpack.packb([*fields, refs])
+
+
+def _unpack_record(raw: bytes) -> list[Any]:
+    """Return ``[cp_type, cp_bytes, md_type, md_bytes, parent, refs]`` of a record."""
+    colon = raw.index(b":")
+    start = colon + 1 + int(raw[:colon])
+    return list(ormsgpack.unpackb(raw[start:]))
 
 
 def _decode_netstrings(raw: bytes | str) -> list[str]:
@@ -212,11 +256,20 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             self._aget_script = aclient.register_script(_GET)
 
     @classmethod
-    def from_url(cls, url: str, *, cluster: bool = False, **options: Any) -> PlainRedisSaver:
-        """Connect sync and async clients to ``url`` (``cluster=True`` for Redis Cluster)."""
+    def from_url(
+        cls, url: str, *, cluster: bool = False, max_connections: int = 64, **options: Any
+    ) -> PlainRedisSaver:
+        """Connect sync and async clients to ``url`` (``cluster=True`` for Redis Cluster).
+
+        The async client waits for a free connection instead of failing when
+        ``max_connections`` are busy, so a burst of concurrent runs queues rather than errors.
+        """
         if cluster:
             return cls(RedisCluster.from_url(url), AsyncRedisCluster.from_url(url), **options)
-        return cls(Redis.from_url(url), AsyncRedis.from_url(url), **options)
+        pool = AsyncBlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=30
+        )
+        return cls(Redis.from_url(url), AsyncRedis(connection_pool=pool), **options)
 
     # ---- keys and encoding ------------------------------------------------------------
 
@@ -255,13 +308,13 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         stored = {key: value for key, value in checkpoint.items() if key != "channel_values"}
         full_metadata = get_checkpoint_metadata(config, metadata)
         refs = [[ch, str(ver)] for ch, ver in checkpoint["channel_versions"].items()]
-        record = ormsgpack.packb(
+        record = _pack_record(
             [
                 *self.serde.dumps_typed(stored),
                 *self.serde.dumps_typed(full_metadata),
                 configurable.get("checkpoint_id"),
-                refs,
-            ]
+            ],
+            refs,
         )
         member = _member(checkpoint_ns, checkpoint["id"])
         blob_args: builtins.list[Any] = []
@@ -327,8 +380,15 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         high = f"[{checkpoint_ns}{SEP}\xff"
         return self.keys_for(str(configurable["thread_id"])).all(), [ttl, low, high, member]
 
+    def _tuple_from_script(self, config: RunnableConfig, found: Any) -> CheckpointTuple:
+        """Build the tuple from the read script's reply: member, record, writes, values."""
+        record = self._parse_record(_text(found[0]), found[1], found[2])
+        blobs = dict(zip(record.blob_fields(), found[3] or [], strict=False))
+        writes = dict(zip(record.write_fields, found[4] or [], strict=False))
+        return self._build_tuple(str(config["configurable"]["thread_id"]), record, blobs, writes)
+
     def _parse_record(self, member: str, raw: bytes, windex: bytes | str | None) -> _Record:
-        cp_type, cp_bytes, md_type, md_bytes, parent, refs = ormsgpack.unpackb(raw)
+        cp_type, cp_bytes, md_type, md_bytes, parent, refs = _unpack_record(raw)
         checkpoint_ns, checkpoint_id = _split_member(member)
         return _Record(
             member=member,
@@ -452,18 +512,13 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Fetch a checkpoint (the latest when no id is given) in two round trips."""
-        client = self._sync()
+        self._sync()
         keys, args = self._get_args(config)
         assert self._get_script is not None
         found = self._get_script(keys=keys, args=args)
         if not found:
             return None
-        record = self._parse_record(_text(found[0]), found[1], found[2])
-        thread_keys = self.keys_for(str(config["configurable"]["thread_id"]))
-        pipe = client.pipeline(transaction=False)
-        self._queue_loads(pipe, thread_keys, [record])
-        blobs, writes = self._collect_loads(pipe.execute(), [record])
-        return self._build_tuple(str(config["configurable"]["thread_id"]), record, blobs, writes)
+        return self._tuple_from_script(config, found)
 
     def list(
         self,
@@ -609,18 +664,13 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Fetch a checkpoint (the latest when no id is given) in two round trips."""
-        client = self._async()
+        self._async()
         keys, args = self._get_args(config)
         assert self._aget_script is not None
         found = await self._aget_script(keys=keys, args=args)
         if not found:
             return None
-        record = self._parse_record(_text(found[0]), found[1], found[2])
-        thread_keys = self.keys_for(str(config["configurable"]["thread_id"]))
-        pipe = client.pipeline(transaction=False)
-        self._queue_loads(pipe, thread_keys, [record])
-        blobs, writes = self._collect_loads(await pipe.execute(), [record])
-        return self._build_tuple(str(config["configurable"]["thread_id"]), record, blobs, writes)
+        return self._tuple_from_script(config, found)
 
     async def alist(
         self,
@@ -784,7 +834,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
     ) -> builtins.list[tuple[str, str]]:
         entries = []
         for member, raw in cp_hash.items():
-            metadata = self.serde.loads_typed(tuple(ormsgpack.unpackb(raw)[2:4]))
+            metadata = self.serde.loads_typed(tuple(_unpack_record(raw)[2:4]))
             if run_id := metadata.get("run_id"):
                 entries.append((self._run_key(str(run_id)), f"{thread_id}{SEP}{_text(member)}"))
         return entries
@@ -829,11 +879,11 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             return None
         rewritten: dict[str, bytes] = {}
         for member, new_parent in reparent.items():
-            cp_type, cp_bytes, md_type, md_bytes, _, refs = ormsgpack.unpackb(
+            cp_type, cp_bytes, md_type, md_bytes, _, refs = _unpack_record(
                 raw_cp_get(raw_cp, member)
             )
-            rewritten[member] = ormsgpack.packb(
-                [cp_type, cp_bytes, md_type, md_bytes, new_parent, refs]
+            rewritten[member] = _pack_record(
+                [cp_type, cp_bytes, md_type, md_bytes, new_parent], refs
             )
         kept = [r for m, r in records.items() if m not in drop]
         live_blobs = {f for r in kept for f in r.blob_fields()}
