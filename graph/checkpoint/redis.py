@@ -543,11 +543,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
                     break
                 offset += len(members)
                 pipe = client.pipeline(transaction=False)
-                pipe.hmget(keys.cp, members)
-                pipe.hmget(keys.windex, members)
-                if self.ttl_ms and self.refresh_on_read:
-                    for key in keys.all():
-                        pipe.pexpire(key, self.ttl_ms)
+                self._queue_page(pipe, keys, members)
                 raw_records, raw_windex, *_ = pipe.execute()
                 records = self._select(members, raw_records, raw_windex, config, before, filter)
                 if remaining is not None:
@@ -572,24 +568,12 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         client = self._sync()
         source, target = self.keys_for(source_thread_id), self.keys_for(target_thread_id)
         pipe = client.pipeline(transaction=False)
-        pipe.zrange(source.idx, 0, -1)
-        for key in (source.cp, source.blobs, source.writes, source.windex):
-            pipe.hgetall(key)
+        _queue_thread_read(pipe, source)
         members, *hashes = pipe.execute()
         if not members:
             return
         out = client.pipeline(transaction=self.cluster is False)
-        for key in target.all():
-            out.delete(key)
-        out.zadd(target.idx, {m: 0 for m in members})
-        for key, mapping in zip(
-            (target.cp, target.blobs, target.writes, target.windex), hashes, strict=True
-        ):
-            if mapping:
-                out.hset(key, mapping=mapping)
-        if self.ttl_ms:
-            for key in target.all():
-                out.pexpire(key, self.ttl_ms)
+        _queue_thread_write(out, target, members, hashes, self.ttl_ms)
         out.execute()
         for run_key, entry in self._run_entries(target_thread_id, hashes[0]):
             client.sadd(run_key, entry)
@@ -694,11 +678,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
                     break
                 offset += len(members)
                 pipe = client.pipeline(transaction=False)
-                pipe.hmget(keys.cp, members)
-                pipe.hmget(keys.windex, members)
-                if self.ttl_ms and self.refresh_on_read:
-                    for key in keys.all():
-                        pipe.pexpire(key, self.ttl_ms)
+                self._queue_page(pipe, keys, members)
                 raw_records, raw_windex, *_ = await pipe.execute()
                 records = self._select(members, raw_records, raw_windex, config, before, filter)
                 if remaining is not None:
@@ -723,24 +703,12 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         client = self._async()
         source, target = self.keys_for(source_thread_id), self.keys_for(target_thread_id)
         pipe = client.pipeline(transaction=False)
-        pipe.zrange(source.idx, 0, -1)
-        for key in (source.cp, source.blobs, source.writes, source.windex):
-            pipe.hgetall(key)
+        _queue_thread_read(pipe, source)
         members, *hashes = await pipe.execute()
         if not members:
             return
         out = client.pipeline(transaction=self.cluster is False)
-        for key in target.all():
-            out.delete(key)
-        out.zadd(target.idx, {m: 0 for m in members})
-        for key, mapping in zip(
-            (target.cp, target.blobs, target.writes, target.windex), hashes, strict=True
-        ):
-            if mapping:
-                out.hset(key, mapping=mapping)
-        if self.ttl_ms:
-            for key in target.all():
-                out.pexpire(key, self.ttl_ms)
+        _queue_thread_write(out, target, members, hashes, self.ttl_ms)
         await out.execute()
         for run_key, entry in self._run_entries(target_thread_id, hashes[0]):
             await client.sadd(run_key, entry)
@@ -790,6 +758,14 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             if self._accept(record, metadata, config, before, filter):
                 chosen.append((record, metadata))
         return chosen
+
+    def _queue_page(self, pipe: Any, keys: ThreadKeys, members: builtins.list[str]) -> None:
+        """Queue the records and write indexes of one page of members (and a TTL refresh)."""
+        pipe.hmget(keys.cp, members)
+        pipe.hmget(keys.windex, members)
+        if self.ttl_ms and self.refresh_on_read:
+            for key in keys.all():
+                pipe.pexpire(key, self.ttl_ms)
 
     @staticmethod
     def _queue_loads(pipe: Any, keys: ThreadKeys, records: builtins.list[_Record]) -> None:
@@ -939,6 +915,30 @@ def raw_cp_get(raw_cp: dict[Any, Any], member: str) -> bytes:
     if member in raw_cp:
         return cast(bytes, raw_cp[member])
     return cast(bytes, raw_cp[member.encode()])
+
+
+def _queue_thread_read(pipe: Any, source: ThreadKeys) -> None:
+    """Queue reads of a whole thread: index members, then the four hashes."""
+    pipe.zrange(source.idx, 0, -1)
+    for key in (source.cp, source.blobs, source.writes, source.windex):
+        pipe.hgetall(key)
+
+
+def _queue_thread_write(
+    out: Any, target: ThreadKeys, members: list[Any], hashes: list[Any], ttl_ms: int
+) -> None:
+    """Queue writes replacing ``target`` with a thread read by ``_queue_thread_read``."""
+    for key in target.all():
+        out.delete(key)
+    out.zadd(target.idx, dict.fromkeys(members, 0))
+    for key, mapping in zip(
+        (target.cp, target.blobs, target.writes, target.windex), hashes, strict=True
+    ):
+        if mapping:
+            out.hset(key, mapping=mapping)
+    if ttl_ms:
+        for key in target.all():
+            out.pexpire(key, ttl_ms)
 
 
 def _queue_rewrite(pipe: Any, keys: ThreadKeys, change: Any, ttl_ms: int) -> None:
