@@ -6,6 +6,7 @@ everywhere else call ``build_graph(checkpointer=...)``.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from functools import partial
 from typing import Any
 
@@ -75,16 +76,11 @@ def build_graph(
         checkpointer: Where thread state persists; ``None`` for none (``langgraph dev``).
         services: Understanding, tools and data; built from ``options`` when omitted.
         **options: ``Services`` fields (``registry``, ``database_factory``,
-            ``understanding``, ``max_tool_retries``, ``confidence_threshold``) or
-            ``compile`` keywords (``interrupt_before``, ``interrupt_after``, ``name``).
+            ``executor_factory``, ``understanding``, ``max_tool_retries``,
+            ``confidence_threshold``) or ``compile`` keywords (``interrupt_before``,
+            ``interrupt_after``, ``name``).
     """
-    service_keys = {
-        "understanding",
-        "registry",
-        "database_factory",
-        "max_tool_retries",
-        "confidence_threshold",
-    }
+    service_keys = {f.name for f in fields(Services) if f.init}
     service_options = {key: options.pop(key) for key in list(options) if key in service_keys}
     if services is None:
         services = Services(**service_options)

@@ -109,6 +109,15 @@ TEMPLATES: dict[tuple[str, str], str] = {
         "urged_date",
         "en",
     ): "I've asked the carrier to hurry order {order_id}; expected on {eta_date}.",
+    # confirmation of high-risk actions
+    ("confirm_action", "zh"): "即将执行：{tool}（{arguments}）",
+    ("confirm_action", "en"): "About to run: {tool} ({arguments})",
+    ("confirm_question", "zh"): "请确认是否继续？回复“确认”继续，回复“取消”放弃。",
+    ("confirm_question", "en"): "Shall I go ahead? Reply “yes” to confirm or “no” to cancel.",
+    ("declined", "zh"): "好的，已取消{task}，没有执行任何操作。",
+    ("declined", "en"): "OK, I won't {task}; nothing was done.",
+    ("rate_limited", "zh"): "操作太频繁了，请稍后再试。",
+    ("rate_limited", "en"): "That's too many requests in a short time; please try again later.",
     # failures the user can act on
     (
         "order_not_found",

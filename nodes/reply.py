@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from nodes.common import protocol_message
-from nodes.prompts import render, status_label
+from nodes.prompts import intent_label, render, status_label
 from state import AgentState, Context
 
 
@@ -43,6 +43,10 @@ def describe_result(result: dict[str, Any], state: AgentState, language: str) ->
     if result["status"] == "success":
         return _describe_success(result["tool"], data, language)
     error_type = result.get("error_type")
+    if result["status"] == "rejected" and error_type is None:
+        return render("declined", language, task=intent_label(state.get("intent", ""), language))
+    if error_type == "rate_limited":
+        return render("rate_limited", language)
     if error_type == "not_found":
         return render("order_not_found", language, order_id=order_id)
     if error_type == "user_fixable":

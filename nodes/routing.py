@@ -7,6 +7,9 @@ from typing import Literal
 from nodes.tasks import TASKS
 from state import AgentState
 
+USER_FACING = frozenset({"user_fixable", "validation", "not_found", "permission_denied"})
+"""Failures the reply explains; the user can act on them."""
+
 MAX_TASK_STEPS = 25
 """A task that has taken this many node steps is handed over instead of looping on."""
 
@@ -46,11 +49,17 @@ def route_after_slots(state: AgentState) -> Literal["clarify", "tool"]:
 def route_after_tool(
     state: AgentState, *, max_retries: int = 2
 ) -> Literal["reply", "reflect_refine", "handoff"]:
-    """Reply on success or a user-fixable failure; retry transient ones; else hand over."""
+    """Reply on success, a user-fixable failure or a declined action; else retry or hand over.
+
+    Transient failures go back through reflect-refine while retries remain.
+    """
     error = state.get("error")
     if not error:
         return "reply"
-    if error.get("error_type") != "system":
+    error_type = error.get("error_type")
+    if error_type in USER_FACING or (error_type is None and error.get("status") == "rejected"):
+        return "reply"
+    if error_type == "rate_limited" and not (error.get("data") or {}).get("guard"):
         return "reply"
     if error.get("retryable") and state.get("retry_count", 0) < max_retries:
         if state.get("step_count", 0) < MAX_TASK_STEPS:

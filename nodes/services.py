@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nodes.understanding import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, Understanding
-from tools.catalog import default_registry
+from tools.catalog import default_executor, default_registry
 from tools.db import Database
 from tools.executor import ActionExecutor
 from tools.registry import ToolRegistry
@@ -23,18 +23,15 @@ class Services:
     """The tool cards the executor may run."""
     database_factory: Callable[[], Database] = Database.default
     """Opens the business database on first use, so importing the graph touches no file."""
+    executor_factory: Callable[[ToolRegistry], ActionExecutor] = default_executor
+    """Builds the action executor and its stores on first use."""
     max_tool_retries: int = 2
     """Retries of a transiently failing idempotent tool before handing over to a human."""
     confidence_threshold: float = CONFIDENCE_THRESHOLD
     """Below this, the intent goes to reflect-refine."""
-    executor: ActionExecutor = field(init=False)
-    """Runs tool calls; built from ``registry``."""
     _database: Database | None = field(default=None, init=False, repr=False)
+    _executor: ActionExecutor | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        """Bind the executor to the registry."""
-        self.executor = ActionExecutor(self.registry)
 
     @property
     def database(self) -> Database:
@@ -43,3 +40,11 @@ class Services:
             if self._database is None:
                 self._database = self.database_factory()
             return self._database
+
+    @property
+    def executor(self) -> ActionExecutor:
+        """Return the action executor, building it on first use."""
+        with self._lock:
+            if self._executor is None:
+                self._executor = self.executor_factory(self.registry)
+            return self._executor

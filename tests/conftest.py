@@ -12,6 +12,7 @@ from graph.builder import build_graph
 from state import Context
 from tools.catalog import default_registry
 from tools.db import Database
+from tools.executor import ActionExecutor, ExecutorSettings
 from tools.registry import ToolRegistry
 
 ALICE = Context(user_id="u_10001", user_role="customer")
@@ -41,10 +42,20 @@ def registry_with(name: str, **changes: Any) -> ToolRegistry:
     return registry
 
 
+FAST = ExecutorSettings(backoff_initial_s=0.001, backoff_max_s=0.005, backoff_jitter_s=0.001)
+
+
+def fast_executor(registry: ToolRegistry, **options: Any) -> ActionExecutor:
+    """An executor with in-process stores and millisecond backoff, for tests."""
+    options.setdefault("settings", FAST)
+    return ActionExecutor(registry, **options)
+
+
 @pytest.fixture
 def make_app(db: Database) -> Callable[..., Any]:
     def factory(**options: Any) -> Any:
         options.setdefault("database_factory", lambda: db)
+        options.setdefault("executor_factory", fast_executor)
         return build_graph(checkpointer=options.pop("checkpointer", InMemorySaver()), **options)
 
     return factory

@@ -1,9 +1,25 @@
-"""The default tool catalog: every tool the agent ships with, registered once."""
+"""The default tool catalog and the executor's default stores."""
 
 from __future__ import annotations
 
+import os
+
+from redis import Redis
+
+from tools.audit import AuditLog
+from tools.db import data_dir
+from tools.executor import ActionExecutor, ExecutorSettings
+from tools.guards import CircuitBreakers, RateLimiter
 from tools.orders import ORDER_TOOLS
 from tools.registry import ToolRegistry
+from tools.stores import (
+    MemoryResultCache,
+    RedisIdempotencyStore,
+    RedisResultCache,
+    SQLiteIdempotencyStore,
+)
+
+RETENTION_ENV = "REACH_IDEMPOTENCY_RETENTION_S"
 
 
 def default_registry() -> ToolRegistry:
@@ -12,3 +28,36 @@ def default_registry() -> ToolRegistry:
     for card in ORDER_TOOLS:
         registry.register(card)
     return registry
+
+
+def default_executor(
+    registry: ToolRegistry, settings: ExecutorSettings | None = None
+) -> ActionExecutor:
+    """Build the executor with the configured stores.
+
+    With ``REDIS_URL`` set, idempotency records, cached results and rate-limit counters are
+    shared in Redis; otherwise idempotency is in SQLite in the data directory and the rest
+    in-process. The audit trail goes to ``audit.jsonl`` in the data directory.
+    """
+    retention = float(os.environ.get(RETENTION_ENV) or 24 * 3600)
+    url = os.environ.get("REDIS_URL")
+    if url:
+        client = Redis.from_url(url)
+        return ActionExecutor(
+            registry,
+            idempotency=RedisIdempotencyStore(client, retention_s=retention),
+            cache=RedisResultCache(client),
+            rate_limiter=RateLimiter.from_url(url),
+            breakers=CircuitBreakers(),
+            audit=AuditLog(data_dir() / "audit.jsonl"),
+            settings=settings,
+        )
+    return ActionExecutor(
+        registry,
+        idempotency=SQLiteIdempotencyStore(data_dir() / "executor.db", retention_s=retention),
+        cache=MemoryResultCache(),
+        rate_limiter=RateLimiter(),
+        breakers=CircuitBreakers(),
+        audit=AuditLog(data_dir() / "audit.jsonl"),
+        settings=settings,
+    )

@@ -1,8 +1,26 @@
 """The action executor: the only path from a model's tool call to a real system.
 
-Every call goes through the same steps: lookup, validation, function- and resource-level
-authorization, execution under a deadline, normalization into one envelope, masking, audit.
-Model output never reaches a handler without passing them.
+Every call goes through the same pipeline, in this order:
+
+1. lookup       an unknown tool is ``not_found``, naming the available ones
+2. parse        unambiguous JSON slips are repaired; anything else is ``validation``
+3. validate     the card's pydantic model; nothing invalid reaches a handler
+4. authorize    role → permission, then resource owner → ``Context.user_id``
+5. confirm      high-risk tools need an explicit decision (the graph asks with interrupt())
+6. idempotency  a request id derived from thread, task, tool and arguments; a second run
+                returns the stored result with ``duplicated: true``
+7. limits       task guards, per-user rate limit, per-tool circuit breaker (an open
+                circuit is checked before the idempotency claim and on every retry)
+8. cache        idempotent read tools with ``cache_ttl_s``
+9. execute      with the card's timeout; transient failures of idempotent tools retried
+                with exponential backoff and jitter; a side-effecting timeout is checked
+                with the card's status lookup, or reported ``unknown``
+10. normalize   one envelope for every outcome
+11. sanitize    identifiers masked; instruction-like text in output flagged as untrusted
+12. audit       one record per call, written off the hot path
+
+Steps 1–4 and the idempotency lookup are ``prepare``; the rest is ``run``. The graph calls
+them apart so it can ask for confirmation in between, once per node, before any effect.
 """
 
 from __future__ import annotations
@@ -13,16 +31,36 @@ import inspect
 import json
 import logging
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
 
+from tools.audit import AuditLog
 from tools.errors import ToolError, TransientToolError
+from tools.guards import CircuitBreaker, CircuitBreakers, CircuitOpenError, RateLimiter, TaskGuards
+from tools.parsing import ArgumentParseError, parse_arguments
 from tools.permissions import acts_on_any_owner, role_allows
 from tools.pii import mask_pii
 from tools.registry import ToolCard, ToolContext, ToolRegistry
+from tools.stores import (
+    IdempotencyRecord,
+    IdempotencyStore,
+    MemoryIdempotencyStore,
+    MemoryResultCache,
+    ResultCache,
+)
+from tools.untrusted import find_injections
 
 Status = Literal["success", "failed", "timeout", "rejected", "pending", "unknown"]
 ErrorType = Literal[
@@ -34,16 +72,25 @@ ErrorType = Literal[
     "circuit_open",
     "system",
 ]
+DecisionKind = Literal["approve", "reject", "edit"]
 
-audit_log = logging.getLogger("reach.audit")
 _log = logging.getLogger(__name__)
+
+
+def canonical(parameters: dict[str, Any]) -> str:
+    """Serialize arguments the same way whatever their key order."""
+    return json.dumps(parameters, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def request_id_for(session_id: str, task_id: str, tool: str, parameters: dict[str, Any]) -> str:
     """Derive the call's request id from what it does, so a re-run yields the same id."""
-    canonical = json.dumps(parameters, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    digest = hashlib.sha256(f"{session_id}|{task_id}|{tool}|{canonical}".encode()).hexdigest()
-    return f"req_{digest[:24]}"
+    raw = f"{session_id}|{task_id}|{tool}|{canonical(parameters)}"
+    return f"req_{hashlib.sha256(raw.encode()).hexdigest()[:24]}"
+
+
+def fingerprint_for(tool: str, parameters: dict[str, Any]) -> str:
+    """Hash what a request does, to catch an idempotency key reused for something else."""
+    return hashlib.sha256(f"{tool}|{canonical(parameters)}".encode()).hexdigest()[:32]
 
 
 def envelope(
@@ -59,6 +106,7 @@ def envelope(
     attempts: int = 0,
     latency_ms: float = 0.0,
     duplicated: bool = False,
+    flags: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Build the one result shape every tool call returns, success or not."""
     return {
@@ -73,41 +121,176 @@ def envelope(
         "retryable": retryable,
         "attempts": attempts,
         "latency_ms": round(latency_ms, 3),
+        "flags": list(flags),
     }
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A person's answer to a confirmation request."""
+
+    kind: DecisionKind
+    """approve, reject, or edit (approve with changed arguments)."""
+    parameters: dict[str, Any] | None = None
+    """The edited arguments, for ``edit``."""
+
+
+@dataclass(frozen=True)
+class PreparedCall:
+    """A call that passed lookup, parsing, validation and authorization."""
+
+    card: ToolCard
+    """The tool."""
+    args: BaseModel
+    """Validated arguments."""
+    arguments: dict[str, Any]
+    """The same, as JSON, for ids, audit and confirmation."""
+    request_id: str
+    """Deterministic id, or the caller's idempotency key."""
+    fingerprint: str
+    """Hash of tool and arguments."""
+    call_id: str | None = None
+    """The model's tool-call id, for correlation only; never used for idempotency."""
+    flags: tuple[str, ...] = ()
+    """Notes such as repairs made to the arguments."""
+
+    @property
+    def needs_confirmation(self) -> bool:
+        """Whether a person must approve the call first."""
+        return self.card.risk == "high"
+
+    def action(self) -> dict[str, Any]:
+        """Describe the call for a confirmation prompt, identifiers masked."""
+        return {
+            "request_id": self.request_id,
+            "tool": self.card.name,
+            "description": self.card.description,
+            "arguments": mask_pii(self.arguments),
+        }
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """Retry and guard settings; the defaults suit interactive use."""
+
+    max_attempts: int = 3
+    """Attempts of an idempotent tool on transient failure (1 = no retry)."""
+    backoff_initial_s: float = 0.2
+    """First backoff; doubles each retry."""
+    backoff_max_s: float = 2.0
+    """Longest backoff."""
+    backoff_jitter_s: float = 0.1
+    """Random jitter added to each backoff."""
+    guards: TaskGuards = field(default_factory=TaskGuards)
+    """Per-task ceilings."""
+
+
+class _SystemFailure(Exception):
+    """A failure the breaker counts: transient, timeout or unexpected."""
+
+    def __init__(self, result: dict[str, Any], *, transient: bool) -> None:
+        super().__init__(result.get("message"))
+        self.result = result
+        self.transient = transient
 
 
 class ActionExecutor:
     """Run tool calls from a registry on behalf of a trusted caller."""
 
-    def __init__(self, registry: ToolRegistry, *, max_workers: int = 8) -> None:
-        """Bind the executor to a registry; handlers run on a bounded thread pool."""
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        idempotency: IdempotencyStore | None = None,
+        cache: ResultCache | None = None,
+        rate_limiter: RateLimiter | None = None,
+        breakers: CircuitBreakers | None = None,
+        audit: AuditLog | None = None,
+        settings: ExecutorSettings | None = None,
+        max_workers: int = 32,
+    ) -> None:
+        """Bind the executor to a registry and its stores (in-process ones by default)."""
         self.registry = registry
+        self.idempotency = idempotency or MemoryIdempotencyStore()
+        self.cache = cache or MemoryResultCache()
+        self.rate_limiter = rate_limiter or RateLimiter()
+        self.breakers = breakers or CircuitBreakers()
+        self.audit = audit or AuditLog()
+        self.settings = settings or ExecutorSettings()
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="reach-tool")
 
-    def execute(self, call: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        """Run one call ``{name, parameters}`` and return its envelope; never raises for input.
+    # ---- public API -------------------------------------------------------------------
 
-        Bugs in the executor itself still raise: hiding them would make failures silent.
+    def execute(
+        self, call: dict[str, Any], ctx: ToolContext, *, decision: Decision | None = None
+    ) -> dict[str, Any]:
+        """Prepare and run one call ``{name, parameters}``; never raises for bad input.
+
+        A high-risk call without an approving ``decision`` is not executed: it answers
+        ``pending`` (awaiting confirmation) or ``rejected``.
         """
         started = time.perf_counter()
-        name = str(call.get("name", ""))
-        raw = call.get("parameters") or {}
-        request_id = request_id_for(ctx.session_id, ctx.task_id, name, _as_dict(raw))
-        result = self._run(name, raw, ctx, request_id)
-        result["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        self._audit(ctx, name, raw, result)
-        return result
+        prepared = self.prepare(call, ctx)
+        if isinstance(prepared, dict):
+            return prepared  # already final and audited
+        return self.run(prepared, ctx, decision=decision, started=started)
 
-    async def aexecute(self, call: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    async def aexecute(
+        self, call: dict[str, Any], ctx: ToolContext, *, decision: Decision | None = None
+    ) -> dict[str, Any]:
         """Run one call without blocking the event loop."""
-        return await asyncio.get_running_loop().run_in_executor(None, self.execute, call, ctx)
+        return await asyncio.to_thread(self.execute, call, ctx, decision=decision)
 
-    def _run(self, name: str, raw: Any, ctx: ToolContext, request_id: str) -> dict[str, Any]:
+    def execute_many(
+        self, calls: Sequence[dict[str, Any]], ctx: ToolContext
+    ) -> list[dict[str, Any]]:
+        """Run independent calls concurrently; results keep the calls' order."""
+        if len(calls) <= 1:
+            return [self.execute(call, ctx) for call in calls]
+        with ThreadPoolExecutor(max_workers=min(16, len(calls))) as pool:
+            return list(pool.map(lambda call: self.execute(call, ctx), calls))
+
+    async def aexecute_many(
+        self, calls: Sequence[dict[str, Any]], ctx: ToolContext
+    ) -> list[dict[str, Any]]:
+        """Run independent calls concurrently on the event loop."""
+        return list(await asyncio.gather(*(self.aexecute(call, ctx) for call in calls)))
+
+    def prepare(self, call: dict[str, Any], ctx: ToolContext) -> PreparedCall | dict[str, Any]:
+        """Steps 1–4 and the idempotency lookup. Return a prepared call or an envelope.
+
+        An envelope here is final (refused, or answered from a stored result) and audited.
+        """
+        started = time.perf_counter()
+        prepared = self._prepare(call, ctx)
+        if isinstance(prepared, dict):
+            name = str(call.get("name", ""))
+            return self._finish(ctx, name, call.get("parameters"), prepared, started)
+        return prepared
+
+    def _prepare(self, call: dict[str, Any], ctx: ToolContext) -> PreparedCall | dict[str, Any]:
+        name = str(call.get("name", ""))
+        raw = call.get("parameters")
         card = self.registry.get(name)
+        provisional = request_id_for(ctx.session_id, ctx.task_id, name, _loose(raw))
         if card is None:
-            return self._not_found(name, request_id)
+            return self._not_found(name, provisional)
         try:
-            args = card.parameters.model_validate(_as_dict(raw))
+            arguments, repairs = parse_arguments(raw)
+        except ArgumentParseError as exc:
+            return envelope(
+                tool=name,
+                status="failed",
+                error_type="validation",
+                message=f"arguments are not a JSON object ({exc.reason})",
+                data={
+                    "raw": exc.raw[:500],
+                    "errors": [{"field": "(arguments)", "reason": exc.reason}],
+                },
+                request_id=provisional,
+            )
+        try:
+            args = card.parameters.model_validate(arguments)
         except ValidationError as exc:
             return envelope(
                 tool=name,
@@ -115,8 +298,13 @@ class ActionExecutor:
                 error_type="validation",
                 message=_validation_message(exc),
                 data={"errors": _validation_errors(exc)},
-                request_id=request_id,
+                request_id=provisional,
             )
+        validated = args.model_dump(mode="json")
+        request_id = request_id_for(ctx.session_id, ctx.task_id, name, validated)
+        key = call.get("idempotency_key")
+        if key:
+            request_id = f"key_{hashlib.sha256(f'{ctx.user_id}|{key}'.encode()).hexdigest()[:24]}"
         if not role_allows(ctx.user_role, card.permission):
             return envelope(
                 tool=name,
@@ -128,57 +316,304 @@ class ActionExecutor:
         if card.owner_of is not None and not acts_on_any_owner(ctx.user_role, card.domain):
             owner = card.owner_of(args, ctx)
             if owner != ctx.user_id:
-                # Another user's resource answers exactly like a missing one: no leak.
+                # Someone else's resource answers exactly like a missing one: no leak.
                 return envelope(
                     tool=name,
                     status="failed",
                     error_type="not_found",
                     message="no such resource for this user",
                     request_id=request_id,
+                    flags=["owner_mismatch"] if owner is not None else [],
                 )
-        return self._invoke(card, args, ctx, request_id)
+        missing = [req for req in card.requires if req not in ctx.history.succeeded_tools]
+        if missing:
+            return envelope(
+                tool=name,
+                status="rejected",
+                error_type="validation",
+                message=f"{name} requires {', '.join(missing)} to succeed first in this task",
+                data={"requires": missing},
+                request_id=request_id,
+            )
+        fingerprint = fingerprint_for(name, validated)
+        prepared = PreparedCall(
+            card=card,
+            args=args,
+            arguments=validated,
+            request_id=request_id,
+            fingerprint=fingerprint,
+            call_id=call.get("id"),
+            flags=tuple(f"repaired:{r}" for r in repairs),
+        )
+        record = self.idempotency.peek(request_id)
+        if record is not None:
+            return self._replayed(prepared, record) or prepared
+        return prepared
 
-    def _invoke(
-        self, card: ToolCard, args: Any, ctx: ToolContext, request_id: str
+    def run(
+        self,
+        prepared: PreparedCall,
+        ctx: ToolContext,
+        *,
+        decision: Decision | None = None,
+        started: float | None = None,
     ) -> dict[str, Any]:
-        future = self._pool.submit(_call_handler, card, args, ctx)
+        """Steps 5–12 for a prepared call."""
+        started = time.perf_counter() if started is None else started
+        result = self._run(prepared, ctx, decision)
+        return self._finish(ctx, prepared.card.name, prepared.arguments, result, started)
+
+    def with_arguments(
+        self, prepared: PreparedCall, parameters: dict[str, Any], ctx: ToolContext
+    ) -> PreparedCall | dict[str, Any]:
+        """Re-prepare an edited call: new arguments are validated and get a new request id."""
+        return self.prepare({"name": prepared.card.name, "parameters": parameters}, ctx)
+
+    # ---- the pipeline -----------------------------------------------------------------
+
+    def _run(
+        self, prepared: PreparedCall, ctx: ToolContext, decision: Decision | None
+    ) -> dict[str, Any]:
+        card, request_id = prepared.card, prepared.request_id
+        if prepared.needs_confirmation and (decision is None or decision.kind != "approve"):
+            if decision is None:
+                return envelope(
+                    tool=card.name,
+                    status="pending",
+                    message="awaiting the user's confirmation",
+                    data={"action": prepared.action()},
+                    request_id=request_id,
+                )
+            return envelope(
+                tool=card.name,
+                status="rejected",
+                message="the user did not confirm; nothing was done",
+                data={"action": prepared.action()},
+                request_id=request_id,
+            )
+        guard = ctx.history.tripped(self.settings.guards, request_id)
+        if guard:
+            return envelope(
+                tool=card.name,
+                status="rejected",
+                error_type="rate_limited",
+                message=f"task guard: {guard}",
+                data={"guard": guard},
+                request_id=request_id,
+            )
+        if not self.rate_limiter.hit(card.rate_limit, ctx.user_id, card.name):
+            return envelope(
+                tool=card.name,
+                status="rejected",
+                error_type="rate_limited",
+                message=f"rate limit {card.rate_limit} reached for {card.name}",
+                retryable=True,
+                request_id=request_id,
+            )
+        breaker = self.breakers.get(card.name)
+        cache_key = f"{card.name}:{prepared.fingerprint}"
+        if card.cache_ttl_s and card.idempotent:
+            cached = self.cache.get(cache_key)
+            if cached is not None:
+                return {**cached, "request_id": request_id, "attempts": 0, "flags": ["cached"]}
+        claim = self.idempotency.claim(request_id, prepared.fingerprint)
+        if not claim.acquired and claim.record is not None:
+            replayed = self._replayed(prepared, claim.record)
+            if replayed is not None:
+                return replayed
+            # pending: another run holds it, or a crash left it mid-call
+            if not card.idempotent:
+                return self._check_status(prepared, ctx, attempts=0)
+        result = self._execute(prepared, ctx, breaker)
+        self._settle(prepared, result, cache_key)
+        return result
+
+    def _execute(
+        self, prepared: PreparedCall, ctx: ToolContext, breaker: CircuitBreaker
+    ) -> dict[str, Any]:
+        card = prepared.card
+        attempts = 0
+        settings = self.settings
+
+        def attempt() -> dict[str, Any]:
+            nonlocal attempts
+            breaker.before_call()
+            attempts += 1
+            try:
+                result = self._attempt(prepared, ctx)
+            except _SystemFailure:
+                breaker.record_failure()
+                raise
+            breaker.record_success()
+            return result
+
+        retrying = Retrying(
+            stop=stop_after_attempt(settings.max_attempts if card.idempotent else 1),
+            wait=wait_exponential_jitter(
+                multiplier=settings.backoff_initial_s,
+                max=settings.backoff_max_s,
+                jitter=settings.backoff_jitter_s,
+            ),
+            retry=retry_if_exception(lambda exc: isinstance(exc, _SystemFailure) and exc.transient),
+            reraise=True,
+            before_sleep=_log_retry,
+        )
+        try:
+            result = retrying(attempt)
+        except _SystemFailure as failure:
+            result = failure.result
+            if result["status"] in ("timeout", "unknown") and not card.idempotent:
+                return self._check_status(prepared, ctx, attempts=attempts)
+        except CircuitOpenError:
+            return self._circuit_open(card, prepared.request_id, attempts=attempts)
+        return {**result, "attempts": attempts}
+
+    def _attempt(self, prepared: PreparedCall, ctx: ToolContext) -> dict[str, Any]:
+        """One call of the handler under the card's deadline; raise what the breaker counts."""
+        card, request_id = prepared.card, prepared.request_id
+        future = self._pool.submit(_call_handler, card, prepared.args, ctx)
         try:
             data = future.result(timeout=card.timeout_s)
         except FutureTimeout:
             future.cancel()
-            # A side-effecting call that timed out may or may not have happened.
-            return envelope(
+            result = envelope(
                 tool=card.name,
                 status="timeout" if card.idempotent else "unknown",
                 error_type="system",
                 message=f"{card.name} did not answer within {card.timeout_s}s",
                 retryable=card.idempotent,
-                attempts=1,
                 request_id=request_id,
             )
+            raise _SystemFailure(result, transient=True) from None
         except ToolError as exc:
-            return envelope(
+            result = envelope(
                 tool=card.name,
                 status="failed",
                 error_type=exc.error_type,  # type: ignore[arg-type]
                 message=exc.message,
                 data=exc.details or None,
                 retryable=exc.retryable and card.idempotent,
-                attempts=1,
                 request_id=request_id,
             )
+            if exc.error_type == "system":
+                raise _SystemFailure(result, transient=exc.retryable) from exc
+            return result  # the user can fix it: not the backend's fault, breaker untouched
         except (ConnectionError, TimeoutError) as exc:
-            return self._system_failure(card, request_id, exc, transient=True)
+            result = self._system_failure(card, request_id, exc, transient=True)
+            raise _SystemFailure(result, transient=True) from exc
         except Exception as exc:  # a backend bug must not crash the conversation
             _log.exception("tool %s raised unexpectedly", card.name)
-            return self._system_failure(card, request_id, exc, transient=False)
+            result = self._system_failure(card, request_id, exc, transient=False)
+            raise _SystemFailure(result, transient=False) from exc
         summary = card.summarize(data) if card.summarize and isinstance(data, dict) else ""
+        flags = [f"untrusted_instruction:{path}" for path in find_injections(data)]
         return envelope(
             tool=card.name,
             status="success",
             data=data,
             summary=summary,
-            attempts=1,
+            request_id=request_id,
+            flags=[*prepared.flags, *flags],
+        )
+
+    def _check_status(
+        self, prepared: PreparedCall, ctx: ToolContext, *, attempts: int
+    ) -> dict[str, Any]:
+        """After a side-effecting call's outcome is unknown, ask the card's status lookup."""
+        card = prepared.card
+        found = None
+        if card.status_lookup is not None:
+            try:
+                found = card.status_lookup(prepared.args, ctx)
+            except Exception:  # the lookup itself failing leaves the outcome unknown
+                _log.exception("status lookup of %s failed", card.name)
+        if found is not None:
+            result = envelope(
+                tool=card.name,
+                status="success",
+                data=found,
+                summary=card.summarize(found) if card.summarize else "",
+                attempts=attempts,
+                request_id=prepared.request_id,
+                flags=["confirmed_by_status_lookup"],
+            )
+            self.idempotency.complete(prepared.request_id, "succeeded", result)
+            return result
+        return envelope(
+            tool=card.name,
+            status="unknown",
+            error_type="system",
+            message=f"{card.name} may or may not have happened; not retried",
+            attempts=attempts,
+            request_id=prepared.request_id,
+        )
+
+    def _settle(self, prepared: PreparedCall, result: dict[str, Any], cache_key: str) -> None:
+        """Record the outcome: final ones are kept; a call that did not happen is released."""
+        status = result["status"]
+        if status == "success":
+            self.idempotency.complete(prepared.request_id, "succeeded", result)
+            if prepared.card.cache_ttl_s and prepared.card.idempotent:
+                self.cache.put(cache_key, result, prepared.card.cache_ttl_s)
+        elif status == "unknown":
+            return  # stays pending: a re-run must check, not repeat
+        elif result.get("error_type") in ("user_fixable", "not_found") and not result["retryable"]:
+            self.idempotency.complete(prepared.request_id, "failed", result)
+        else:
+            self.idempotency.release(prepared.request_id)
+
+    def _replayed(self, prepared: PreparedCall, record: IdempotencyRecord) -> dict[str, Any] | None:
+        if record.fingerprint != prepared.fingerprint:
+            return envelope(
+                tool=prepared.card.name,
+                status="rejected",
+                error_type="validation",
+                message="idempotency key reused with different arguments",
+                request_id=prepared.request_id,
+            )
+        if record.state in ("succeeded", "failed") and record.result is not None:
+            return {**record.result, "duplicated": True, "attempts": 0}
+        return None
+
+    # ---- helpers ----------------------------------------------------------------------
+
+    def _finish(
+        self,
+        ctx: ToolContext,
+        name: str,
+        arguments: Any,
+        result: dict[str, Any],
+        started: float,
+    ) -> dict[str, Any]:
+        result = {**result, "latency_ms": round((time.perf_counter() - started) * 1000, 3)}
+        self.audit.write(
+            {
+                "ts": time.time(),
+                "session_id": ctx.session_id,
+                "task_id": ctx.task_id,
+                "user_id": ctx.user_id,
+                "user_role": ctx.user_role,
+                "tool": name,
+                "arguments": arguments,
+                "status": result["status"],
+                "error_type": result["error_type"],
+                "message": result.get("message"),
+                "latency_ms": result["latency_ms"],
+                "attempts": result["attempts"],
+                "request_id": result["request_id"],
+                "duplicated": result["duplicated"],
+                "flags": result.get("flags", []),
+            }
+        )
+        return result
+
+    def _circuit_open(self, card: ToolCard, request_id: str, attempts: int = 0) -> dict[str, Any]:
+        return envelope(
+            tool=card.name,
+            status="rejected",
+            error_type="circuit_open",
+            message=f"{card.name} is failing; calls are paused while it recovers",
+            attempts=attempts,
             request_id=request_id,
         )
 
@@ -191,7 +626,6 @@ class ActionExecutor:
             error_type="system",
             message=f"{type(exc).__name__}: {exc}",
             retryable=transient and card.idempotent,
-            attempts=1,
             request_id=request_id,
         )
 
@@ -209,24 +643,9 @@ class ActionExecutor:
             request_id=request_id,
         )
 
-    def _audit(self, ctx: ToolContext, name: str, raw: Any, result: dict[str, Any]) -> None:
-        audit_log.info(
-            "tool_call",
-            extra={
-                "audit": {
-                    "session_id": ctx.session_id,
-                    "task_id": ctx.task_id,
-                    "user_id": ctx.user_id,
-                    "tool": name,
-                    "arguments": mask_pii(raw),
-                    "status": result["status"],
-                    "error_type": result["error_type"],
-                    "latency_ms": result["latency_ms"],
-                    "attempts": result["attempts"],
-                    "request_id": result["request_id"],
-                }
-            },
-        )
+
+def _log_retry(state: RetryCallState) -> None:
+    _log.info("retrying %s after a transient failure (attempt %d)", state.fn, state.attempt_number)
 
 
 def _call_handler(card: ToolCard, args: Any, ctx: ToolContext) -> Any:
@@ -240,16 +659,11 @@ async def _await(awaitable: Any) -> Any:
     return await awaitable
 
 
-def _as_dict(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, str):
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            return {"__unparsed__": raw}
-        return parsed if isinstance(parsed, dict) else {"__unparsed__": raw}
-    return {"__unparsed__": repr(raw)}
+def _loose(raw: Any) -> dict[str, Any]:
+    try:
+        return parse_arguments(raw)[0]
+    except ArgumentParseError:
+        return {"__unparsed__": str(raw)}
 
 
 def _validation_errors(exc: ValidationError) -> list[dict[str, str]]:
@@ -264,4 +678,14 @@ def _validation_message(exc: ValidationError) -> str:
     return "invalid arguments: " + "; ".join(parts)
 
 
-__all__ = ["ActionExecutor", "TransientToolError", "envelope", "request_id_for"]
+__all__ = [
+    "ActionExecutor",
+    "Decision",
+    "ExecutorSettings",
+    "PreparedCall",
+    "TransientToolError",
+    "canonical",
+    "envelope",
+    "fingerprint_for",
+    "request_id_for",
+]

@@ -133,6 +133,17 @@ def request_refund(args: RefundRequest, ctx: ToolContext) -> dict[str, Any]:
     }
 
 
+def refund_status(args: RefundRequest, ctx: ToolContext) -> dict[str, Any] | None:
+    """Find the refund a timed-out ``request_refund`` may have filed, or ``None``."""
+    row = _db(ctx).query_one(
+        "SELECT refund_id, amount_cents, status FROM refunds WHERE order_id = ? AND user_id = ?",
+        (args.order_id, ctx.user_id),
+    )
+    if row is None:
+        return None
+    return {"order_id": args.order_id, **row, "already_requested": False}
+
+
 def urge_delivery(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
     """Ask the rider or carrier to hurry; only orders still on their way can be urged."""
     db = _db(ctx)
@@ -207,6 +218,7 @@ ORDER_TOOLS = (
         risk="high",
         intents=("REQUEST_REFUND",),
         owner_of=order_owner,
+        status_lookup=refund_status,
         timeout_s=5.0,
         summarize=_summarize_refund,
     ),

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from tools.guards import TaskHistory
 from tools.permissions import role_allows
 
 VAGUE_VERBS = frozenset({"call", "do", "handle", "process", "invoke", "use", "make", "run"})
@@ -61,10 +62,13 @@ class ToolContext:
     """The task the call belongs to."""
     resources: Any = None
     """Backends the handler needs (the business database), injected by the graph."""
+    history: TaskHistory = field(default_factory=TaskHistory)
+    """What the task has done so far, for prerequisites and guards."""
 
 
 Handler = Callable[[Any, ToolContext], Any]
 OwnerLookup = Callable[[Any, ToolContext], str | None]
+StatusLookup = Callable[[Any, ToolContext], dict[str, Any] | None]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,6 +101,10 @@ class ToolCard:
     """Intents this tool serves, for per-turn selection."""
     owner_of: OwnerLookup | None = None
     """Returns the owner of the resource the arguments name (``None``: no such resource)."""
+    requires: tuple[str, ...] = ()
+    """Tools that must have succeeded earlier in the task before this one may run."""
+    status_lookup: StatusLookup | None = None
+    """Finds out whether a side effect happened, after a timeout left it unknown."""
     timeout_s: float = 5.0
     """Deadline for one attempt."""
     rate_limit: str | None = None
@@ -137,6 +145,8 @@ class ToolCard:
             f"{self.description}\nUse when: {self.when_to_use}\n"
             f"Do not use when: {self.when_not_to_use}\nReturns: {self.returns}"
         )
+        if self.requires:
+            description += f"\nCall only after: {', '.join(self.requires)} succeeded."
         return {
             "type": "function",
             "function": {
@@ -161,6 +171,8 @@ class ToolCard:
             "deprecated": self.deprecated,
             "intents": list(self.intents),
             "checks_owner": self.owner_of is not None,
+            "requires": list(self.requires),
+            "has_status_lookup": self.status_lookup is not None,
         }
 
 

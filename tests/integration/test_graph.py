@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from langgraph.types import Command
 
 from tests.conftest import ALICE, BOB, nodes_visited, registry_with, say
 from tools.errors import PermanentToolError, TransientToolError
@@ -66,9 +67,12 @@ def test_low_confidence_goes_to_reflect_refine_then_asks(app):
 def test_reflect_refine_can_resolve_the_intent(app):
     visited = nodes_visited(app, "I want a refnd for order OD-20240618-002")
     assert visited[:3] == ["intent", "reflect_refine", "slot_filling"]
-    state = app.get_state({"configurable": {"thread_id": "t1"}}).values
-    assert state["intent"] == "REQUEST_REFUND"
-    assert "refund" in state["messages"][-1].content.lower()
+    config = {"configurable": {"thread_id": "t1"}}
+    snapshot = app.get_state(config)
+    assert snapshot.values["intent"] == "REQUEST_REFUND"
+    assert snapshot.next == ("tool",)  # the refund waits for the user's confirmation
+    out = app.invoke(Command(resume="yes"), config, context=ALICE)
+    assert "refund" in out["messages"][-1].content.lower()
 
 
 def test_transient_failure_then_success_through_reflect_refine(make_app):
@@ -78,7 +82,7 @@ def test_transient_failure_then_success_through_reflect_refine(make_app):
 
     def flaky(args, ctx):
         attempts.append(1)
-        if len(attempts) == 1:
+        if len(attempts) <= 3:  # the executor's own three attempts all fail
             raise TransientToolError("upstream 503")
         return query_order_status(args, ctx)
 
@@ -89,6 +93,7 @@ def test_transient_failure_then_success_through_reflect_refine(make_app):
     assert "配送中" in state["messages"][-1].content
     assert state["retry_count"] == 1
     assert [r["status"] for r in state["tool_results"]] == ["failed", "success"]
+    assert [r["attempts"] for r in state["tool_results"]] == [3, 1]
 
 
 def test_permanent_transient_failure_ends_in_handoff_without_looping(make_app):
@@ -101,7 +106,8 @@ def test_permanent_transient_failure_ends_in_handoff_without_looping(make_app):
     app = make_app(registry=registry_with("query_order_status", handler=down), max_tool_retries=2)
     visited = nodes_visited(app, "OD-20240618-001 到哪了")
     assert visited[-1] == "handoff"
-    assert len(calls) == 3  # first try + 2 retries, then a human
+    assert visited.count("tool") <= 3  # first try + 2 retries at most, then a human
+    assert 3 <= len(calls) <= 9  # the executor retries each; the breaker may cut it short
     reply = app.get_state({"configurable": {"thread_id": "t1"}}).values["messages"][-1].content
     assert "人工客服" in reply
     assert "connection refused" not in reply  # internals are not shown
@@ -141,6 +147,8 @@ def test_identity_comes_from_context_not_from_the_message(app):
 
 def test_refund_and_urge_change_the_database(app, db):
     say(app, "订单 OD-20240618-002 送到了但是洒了，我要退款")
+    assert db.query("SELECT COUNT(*) AS n FROM refunds")[0]["n"] == 0  # not yet confirmed
+    app.invoke(Command(resume="确认退款"), {"configurable": {"thread_id": "t1"}}, context=ALICE)
     rows = db.query("SELECT order_id, user_id, status FROM refunds")
     assert rows == [{"order_id": "OD-20240618-002", "user_id": "u_10001", "status": "submitted"}]
     out = say(app, "帮我催一下 OD-20240618-002", thread="t2")

@@ -8,7 +8,7 @@ from redis.cluster import RedisCluster
 from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint.redis import PlainRedisSaver
-from tests.conftest import ALICE, say
+from tests.conftest import ALICE, fast_executor, say
 from tests.services import RedisClusterSet
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -38,7 +38,9 @@ def test_a_thread_lives_in_one_slot(cluster_saver):
 
 
 def test_multi_turn_thread_with_forks_on_a_cluster(cluster_saver, db):
-    app = build_graph(checkpointer=cluster_saver, database_factory=lambda: db)
+    app = build_graph(
+        checkpointer=cluster_saver, database_factory=lambda: db, executor_factory=fast_executor
+    )
     threads = [f"cluster-{i}" for i in range(6)]  # land on different nodes
     for thread in threads:
         first = say(app, "我的订单怎么还没到？", thread=thread)
@@ -69,7 +71,9 @@ def test_multi_turn_thread_with_forks_on_a_cluster(cluster_saver, db):
 
 
 async def test_async_graph_on_a_cluster(cluster_saver, db):
-    app = build_graph(checkpointer=cluster_saver, database_factory=lambda: db)
+    app = build_graph(
+        checkpointer=cluster_saver, database_factory=lambda: db, executor_factory=fast_executor
+    )
     config = {"configurable": {"thread_id": "cluster-async"}}
     await app.ainvoke({"messages": [("user", "where is order 202506001")]}, config, context=ALICE)
     state = await app.aget_state(config)

@@ -20,7 +20,7 @@ from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
 from graph.checkpoint.redis import PlainRedisSaver
 from state import Context
-from tests.conftest import ALICE, BOB, say
+from tests.conftest import ALICE, BOB, fast_executor, say
 from tests.services import RedisServer
 
 pytestmark = pytest.mark.integration
@@ -81,11 +81,19 @@ def scenario(app) -> None:
 
 
 def test_graph_level_parity_with_in_memory_saver(redis_saver, db):
+    # each app has its own executor: a shared idempotency store would answer the second
+    # run's tool calls from the first run's records
     memory_app = build_graph(
-        checkpointer=InMemorySaver(), database_factory=lambda: db, interrupt_before=["tool"]
+        checkpointer=InMemorySaver(),
+        database_factory=lambda: db,
+        interrupt_before=["tool"],
+        executor_factory=fast_executor,
     )
     redis_app = build_graph(
-        checkpointer=redis_saver, database_factory=lambda: db, interrupt_before=["tool"]
+        checkpointer=redis_saver,
+        database_factory=lambda: db,
+        interrupt_before=["tool"],
+        executor_factory=fast_executor,
     )
     scenario(memory_app)
     scenario(redis_app)
@@ -96,7 +104,9 @@ def test_graph_level_parity_with_in_memory_saver(redis_saver, db):
 
 
 def test_update_state_on_an_old_checkpoint_never_touches_the_original_branch(redis_saver, db):
-    app = build_graph(checkpointer=redis_saver, database_factory=lambda: db)
+    app = build_graph(
+        checkpointer=redis_saver, database_factory=lambda: db, executor_factory=fast_executor
+    )
     say(app, "我的订单怎么还没到？", thread="fork")
     say(app, "OD-20240618-001", thread="fork")
     config = {"configurable": {"thread_id": "fork"}}
@@ -121,12 +131,13 @@ def test_update_state_on_an_old_checkpoint_never_touches_the_original_branch(red
 class RoundTrips:
     """Count client-side round trips: every packed send is one request to the server."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, port: int) -> None:
         self.count = 0
         original = AbstractConnection.send_packed_command
 
         def counting(conn, command, check_health=True):
-            self.count += 1
+            if getattr(conn, "port", None) == port:  # only this server, not other tests'
+                self.count += 1
             return original(conn, command, check_health)
 
         monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
@@ -138,10 +149,12 @@ class RoundTrips:
 
 
 def test_each_put_is_one_round_trip_and_history_reads_are_batched(redis_saver, db, monkeypatch):
-    app = build_graph(checkpointer=redis_saver, database_factory=lambda: db)
+    app = build_graph(
+        checkpointer=redis_saver, database_factory=lambda: db, executor_factory=fast_executor
+    )
     for i in range(5):
         say(app, f"OD-20240618-00{1 + i % 2} 到哪了", thread="rt")
-    trips = RoundTrips(monkeypatch)
+    trips = RoundTrips(monkeypatch, redis_saver.client.connection_pool.connection_kwargs["port"])
     config = {"configurable": {"thread_id": "rt"}}
     checkpoints = len(list(app.get_state_history(config)))
     assert checkpoints >= 30
@@ -168,7 +181,9 @@ def test_each_put_is_one_round_trip_and_history_reads_are_batched(redis_saver, d
 def test_ttl_keeps_an_active_thread_whole_and_removes_an_idle_one(redis_url, db):
     client = Redis.from_url(redis_url)
     saver = PlainRedisSaver.from_url(redis_url, ttl_s=3, prefix="ttl")
-    app = build_graph(checkpointer=saver, database_factory=lambda: db)
+    app = build_graph(
+        checkpointer=saver, database_factory=lambda: db, executor_factory=fast_executor
+    )
     run = {"run_id": str(uuid.uuid4())}
     say(app, "我的订单怎么还没到？", thread="active")
     say(app, "OD-20240618-001", thread="active")
@@ -195,7 +210,9 @@ def test_thread_survives_a_redis_crash_with_aof(tmp_path, db):
     server = RedisServer(tmp_path / "aof", aof=True).start()
     try:
         app = build_graph(
-            checkpointer=PlainRedisSaver.from_url(server.url), database_factory=lambda: db
+            checkpointer=PlainRedisSaver.from_url(server.url),
+            database_factory=lambda: db,
+            executor_factory=fast_executor,
         )
         first = say(app, "我的订单怎么还没到？", thread="durable")
         assert first["missing_slots"] == ["order_id"]
@@ -203,7 +220,9 @@ def test_thread_survives_a_redis_crash_with_aof(tmp_path, db):
         server.proc.wait()
         server.start()
         fresh = build_graph(
-            checkpointer=PlainRedisSaver.from_url(server.url), database_factory=lambda: db
+            checkpointer=PlainRedisSaver.from_url(server.url),
+            database_factory=lambda: db,
+            executor_factory=fast_executor,
         )
         second = say(fresh, "OD-20240618-001", thread="durable")
         assert "配送中" in second["messages"][-1].content
@@ -213,7 +232,9 @@ def test_thread_survives_a_redis_crash_with_aof(tmp_path, db):
 
 
 async def test_fifty_threads_concurrently_through_the_async_graph(redis_saver, db):
-    app = build_graph(checkpointer=redis_saver, database_factory=lambda: db)
+    app = build_graph(
+        checkpointer=redis_saver, database_factory=lambda: db, executor_factory=fast_executor
+    )
     orders = {
         "u_10001": ["OD-20240618-001", "OD-20240618-002", "202506001"],
         "u_10002": ["OD-20240619-003", "OD-20240619-004"],

@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import time_travel
 from graph.builder import build_graph
-from tests.conftest import ALICE, say
+from tests.conftest import ALICE, fast_executor, say
 
 pytestmark = pytest.mark.integration
 
@@ -28,7 +28,9 @@ def saver(request):
 
 @pytest.fixture
 def tt_app(saver, db):
-    return build_graph(checkpointer=saver, database_factory=lambda: db)
+    return build_graph(
+        checkpointer=saver, database_factory=lambda: db, executor_factory=fast_executor
+    )
 
 
 def two_turns(app, thread="tt"):
@@ -109,18 +111,16 @@ def test_unknown_checkpoint_is_a_clear_error(tt_app):
         time_travel.replay(tt_app, "tt", "1f000000-0000-6000-8000-000000000000", ALICE)
 
 
-def test_replaying_past_a_side_effect_repeats_it_today(tt_app, db):
-    """Replay re-runs the tool node, so urge_delivery records a second urge.
-
-    This documents the behaviour before the executor's request-id de-duplication (issue 4):
-    a replay past a non-idempotent tool repeats its side effect.
-    """
+def test_replaying_past_a_side_effect_does_not_repeat_it(tt_app, db):
+    """Replay re-runs the tool node; the executor answers from its idempotency record."""
     say(tt_app, "帮我催一下 OD-20240618-001", thread="urge")
     assert db.query("SELECT COUNT(*) AS n FROM delivery_urges")[0]["n"] == 1
     entries = time_travel.history(tt_app, "urge")
     before_tool = next(e for e in reversed(entries) if e.next == ("tool",))
-    time_travel.replay(tt_app, "urge", before_tool.checkpoint_id, ALICE)
-    assert db.query("SELECT COUNT(*) AS n FROM delivery_urges")[0]["n"] == 2
+    out = time_travel.replay(tt_app, "urge", before_tool.checkpoint_id, ALICE)
+    assert db.query("SELECT COUNT(*) AS n FROM delivery_urges")[0]["n"] == 1
+    assert out["tool_results"][-1]["duplicated"] is True
+    assert "已帮您催促" in out["messages"][-1].content  # the same answer as the first time
 
 
 def test_parse_assignments():

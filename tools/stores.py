@@ -1,0 +1,307 @@
+"""State the executor keeps outside the checkpoint: idempotency records and cached results.
+
+The idempotency record is what makes a side effect happen once. It lives outside LangGraph's
+checkpoint on purpose: a node re-run on resume or replay, or after a crash between the
+handler and the checkpoint write, finds the record and answers with the stored result.
+
+Backends: SQLite in the data directory (default), Redis when configured, memory for tests.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from cachetools import TLRUCache
+from redis import Redis
+
+RecordState = Literal["pending", "succeeded", "failed"]
+DEFAULT_RETENTION_S = 24 * 3600
+
+
+@dataclass(frozen=True)
+class IdempotencyRecord:
+    """What is known about one request id."""
+
+    request_id: str
+    """The call's deterministic id (or the caller's idempotency key)."""
+    fingerprint: str
+    """Hash of tool and canonical arguments, to catch a key reused for other arguments."""
+    state: RecordState
+    """pending while the handler runs; then succeeded or failed."""
+    result: dict[str, Any] | None
+    """The stored envelope once finished."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The outcome of trying to start a request."""
+
+    acquired: bool
+    """True: this caller owns the request and must run it and ``complete`` it."""
+    record: IdempotencyRecord | None
+    """The existing record when not acquired."""
+
+
+class IdempotencyStore(Protocol):
+    """Records request ids as pending → succeeded / failed, with the stored result."""
+
+    def peek(self, request_id: str) -> IdempotencyRecord | None:
+        """Return the record of ``request_id``, if any."""
+        ...
+
+    def claim(self, request_id: str, fingerprint: str) -> Claim:
+        """Atomically create a pending record, or return the one that exists."""
+        ...
+
+    def complete(
+        self, request_id: str, state: Literal["succeeded", "failed"], result: dict[str, Any]
+    ) -> None:
+        """Store the final state and result."""
+        ...
+
+    def release(self, request_id: str) -> None:
+        """Forget a pending record whose call did not happen, so it may be tried again."""
+        ...
+
+
+class MemoryIdempotencyStore:
+    """In-process store for tests and single-process use."""
+
+    def __init__(self, retention_s: float = DEFAULT_RETENTION_S) -> None:
+        """Keep records for ``retention_s`` seconds."""
+        self.retention_s = retention_s
+        self._records: dict[str, tuple[float, IdempotencyRecord]] = {}
+        self._lock = threading.Lock()
+
+    def peek(self, request_id: str) -> IdempotencyRecord | None:
+        """Return the live record of ``request_id``."""
+        with self._lock:
+            found = self._records.get(request_id)
+            if found is None or found[0] < time.time():
+                return None
+            return found[1]
+
+    def claim(self, request_id: str, fingerprint: str) -> Claim:
+        """Create a pending record unless a live one exists."""
+        with self._lock:
+            found = self._records.get(request_id)
+            if found is not None and found[0] >= time.time():
+                return Claim(acquired=False, record=found[1])
+            record = IdempotencyRecord(request_id, fingerprint, "pending", None)
+            self._records[request_id] = (time.time() + self.retention_s, record)
+            return Claim(acquired=True, record=None)
+
+    def complete(
+        self, request_id: str, state: Literal["succeeded", "failed"], result: dict[str, Any]
+    ) -> None:
+        """Store the outcome."""
+        with self._lock:
+            expires, record = self._records[request_id]
+            self._records[request_id] = (
+                expires,
+                IdempotencyRecord(request_id, record.fingerprint, state, result),
+            )
+
+    def release(self, request_id: str) -> None:
+        """Drop a pending record."""
+        with self._lock:
+            self._records.pop(request_id, None)
+
+
+class SQLiteIdempotencyStore:
+    """Idempotency records in a SQLite file; safe across threads and processes."""
+
+    def __init__(self, path: str | Path, retention_s: float = DEFAULT_RETENTION_S) -> None:
+        """Open (creating) the store at ``path``."""
+        self.retention_s = retention_s
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("PRAGMA busy_timeout = 5000")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS idempotency ("
+            " request_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, state TEXT NOT NULL,"
+            " result TEXT, expires_at REAL NOT NULL)"
+        )
+        self._lock = threading.Lock()
+
+    def peek(self, request_id: str) -> IdempotencyRecord | None:
+        """Return the live record of ``request_id``."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT fingerprint, state, result FROM idempotency"
+                " WHERE request_id = ? AND expires_at >= ?",
+                (request_id, time.time()),
+            ).fetchone()
+        return None if row is None else _record(request_id, *row)
+
+    def claim(self, request_id: str, fingerprint: str) -> Claim:
+        """Create a pending record in one transaction, or return the live one."""
+        now = time.time()
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute(
+                    "DELETE FROM idempotency WHERE request_id = ? AND expires_at < ?",
+                    (request_id, now),
+                )
+                inserted = self._conn.execute(
+                    "INSERT OR IGNORE INTO idempotency VALUES (?, ?, 'pending', NULL, ?)",
+                    (request_id, fingerprint, now + self.retention_s),
+                ).rowcount
+                row = None
+                if not inserted:
+                    row = self._conn.execute(
+                        "SELECT fingerprint, state, result FROM idempotency WHERE request_id = ?",
+                        (request_id,),
+                    ).fetchone()
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        if inserted or row is None:
+            return Claim(acquired=True, record=None)
+        return Claim(acquired=False, record=_record(request_id, *row))
+
+    def complete(
+        self, request_id: str, state: Literal["succeeded", "failed"], result: dict[str, Any]
+    ) -> None:
+        """Store the outcome."""
+        with self._lock:
+            self._conn.execute(
+                "UPDATE idempotency SET state = ?, result = ? WHERE request_id = ?",
+                (state, json.dumps(result, ensure_ascii=False), request_id),
+            )
+
+    def release(self, request_id: str) -> None:
+        """Drop a pending record."""
+        with self._lock:
+            self._conn.execute(
+                "DELETE FROM idempotency WHERE request_id = ? AND state = 'pending'", (request_id,)
+            )
+
+    def purge_expired(self) -> int:
+        """Delete expired records; return how many."""
+        with self._lock:
+            return self._conn.execute(
+                "DELETE FROM idempotency WHERE expires_at < ?", (time.time(),)
+            ).rowcount
+
+
+class RedisIdempotencyStore:
+    """Idempotency records in Redis: ``SET NX PX`` claims, expiry by Redis itself."""
+
+    def __init__(
+        self, client: Redis, *, prefix: str = "reach:idem", retention_s: float = DEFAULT_RETENTION_S
+    ) -> None:
+        """Use ``client``; records expire after ``retention_s``."""
+        self.client = client
+        self.prefix = prefix
+        self.retention_ms = int(retention_s * 1000)
+
+    def _key(self, request_id: str) -> str:
+        return f"{self.prefix}:{{{request_id}}}"
+
+    def peek(self, request_id: str) -> IdempotencyRecord | None:
+        """Return the record of ``request_id``."""
+        raw = self.client.get(self._key(request_id))
+        return None if raw is None else _decode(request_id, raw)
+
+    def claim(self, request_id: str, fingerprint: str) -> Claim:
+        """Create a pending record with ``SET NX``, or return the existing one."""
+        pending = json.dumps({"fingerprint": fingerprint, "state": "pending", "result": None})
+        # SET NX GET returns the old value when the key exists, in one round trip.
+        old = self.client.execute_command(
+            "SET", self._key(request_id), pending, "NX", "PX", self.retention_ms, "GET"
+        )
+        if old is None:
+            return Claim(acquired=True, record=None)
+        return Claim(acquired=False, record=_decode(request_id, old))
+
+    def complete(
+        self, request_id: str, state: Literal["succeeded", "failed"], result: dict[str, Any]
+    ) -> None:
+        """Store the outcome, keeping the record's expiry."""
+        record = self.peek(request_id)
+        fingerprint = record.fingerprint if record else ""
+        body = json.dumps(
+            {"fingerprint": fingerprint, "state": state, "result": result}, ensure_ascii=False
+        )
+        self.client.set(self._key(request_id), body, xx=True, keepttl=True)
+
+    def release(self, request_id: str) -> None:
+        """Drop a record whose call did not happen."""
+        self.client.delete(self._key(request_id))
+
+
+def _record(request_id: str, fingerprint: str, state: str, result: str | None) -> IdempotencyRecord:
+    return IdempotencyRecord(
+        request_id,
+        fingerprint,
+        state,  # type: ignore[arg-type]
+        json.loads(result) if result else None,
+    )
+
+
+def _decode(request_id: str, raw: bytes | str) -> IdempotencyRecord:
+    body = json.loads(raw)
+    return IdempotencyRecord(request_id, body["fingerprint"], body["state"], body["result"])
+
+
+class ResultCache(Protocol):
+    """Cached results of idempotent read tools."""
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """Return a cached envelope, if fresh."""
+        ...
+
+    def put(self, key: str, value: dict[str, Any], ttl_s: float) -> None:
+        """Cache ``value`` for ``ttl_s`` seconds."""
+        ...
+
+
+class MemoryResultCache:
+    """In-process cache with a TTL per entry (cachetools' time-aware LRU)."""
+
+    def __init__(self, maxsize: int = 4096) -> None:
+        """Hold at most ``maxsize`` results."""
+        self._cache: TLRUCache[str, tuple[float, dict[str, Any]]] = TLRUCache(
+            maxsize=maxsize, ttu=lambda _key, value, now: now + value[0], timer=time.monotonic
+        )
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """Return a fresh cached result."""
+        with self._lock:
+            found = self._cache.get(key)
+        return None if found is None else found[1]
+
+    def put(self, key: str, value: dict[str, Any], ttl_s: float) -> None:
+        """Cache a result."""
+        with self._lock:
+            self._cache[key] = (ttl_s, value)
+
+
+class RedisResultCache:
+    """Cache in Redis, shared by every process."""
+
+    def __init__(self, client: Redis, *, prefix: str = "reach:cache") -> None:
+        """Use ``client``."""
+        self.client = client
+        self.prefix = prefix
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """Return a fresh cached result."""
+        raw = self.client.get(f"{self.prefix}:{key}")
+        return None if raw is None else json.loads(raw)
+
+    def put(self, key: str, value: dict[str, Any], ttl_s: float) -> None:
+        """Cache a result."""
+        self.client.set(
+            f"{self.prefix}:{key}", json.dumps(value, ensure_ascii=False), px=int(ttl_s * 1000)
+        )
