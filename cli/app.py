@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from langgraph.types import Command
 from rich.console import Console
 from rich.table import Table
 
@@ -27,6 +28,7 @@ DEMO_SCRIPT = [
     "帮我催一下单，订单号 OD-20240618-001",
     "where is order 202506001?",
     "订单 OD-20240618-002 送到了但是洒了，我要退款",
+    "确认退款",
     "嗯……那个……",
     "订单号是 12345",
     "OD-20240619-003 到哪了？",
@@ -44,13 +46,21 @@ def _use_data_dir(data_dir: Path | None) -> None:
         os.environ[DATA_DIR_ENV] = str(data_dir)
 
 
+def _waiting_for_confirmation(app_graph, config: dict) -> bool:  # type: ignore[no-untyped-def]
+    snapshot = app_graph.get_state(config)
+    return any(task.interrupts for task in snapshot.tasks)
+
+
 def _run_turn(app_graph, text: str, thread: str, context: Context, trace: bool) -> None:  # type: ignore[no-untyped-def]
+    """Send one user message; if an action awaits confirmation, the message answers it."""
     config = {"configurable": {"thread_id": thread}}
-    for chunk in app_graph.stream(
-        {"messages": [("user", text)]}, config, context=context, stream_mode="updates"
-    ):
+    if _waiting_for_confirmation(app_graph, config):
+        payload: Any = Command(resume=text)
+    else:
+        payload = {"messages": [("user", text)]}
+    for chunk in app_graph.stream(payload, config, context=context, stream_mode="updates"):
         for node, update in chunk.items():
-            if trace or node in ("reply", "clarify", "handoff"):
+            if trace or node in ("reply", "clarify", "handoff", "__interrupt__"):
                 show_update(console, node, update)
 
 

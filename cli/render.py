@@ -45,6 +45,8 @@ def show_update(console: Console, node: str, update: dict[str, Any] | None) -> N
         parts = []
         for result in update.get("tool_results", []):
             detail = result["summary"] or result.get("message") or ""
+            if result.get("duplicated"):
+                detail += " (duplicate request: stored result, not run again)"
             parts.append(
                 f"{result['tool']} → {result['status']}"
                 + (f"/{result['error_type']}" if result["error_type"] else "")
@@ -53,7 +55,10 @@ def show_update(console: Console, node: str, update: dict[str, Any] | None) -> N
         line = "; ".join(parts)
     elif node in ("reply", "clarify", "handoff"):
         line = str(update["messages"][-1].content)
+    elif node == "__interrupt__":
+        payload = update[0].value if update else {}
+        line = str(payload.get("question", payload)) if isinstance(payload, dict) else str(payload)
     else:
         line = json.dumps(update, ensure_ascii=False, default=str)[:200]
-    style = "bold green" if node in ("reply", "clarify", "handoff") else "cyan"
+    style = "bold green" if node in ("reply", "clarify", "handoff", "__interrupt__") else "cyan"
     console.print(Text(f"  [{node}] ", style=style) + Text(line))

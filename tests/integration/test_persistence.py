@@ -107,3 +107,33 @@ def test_reach_demo_runs_on_embedded_defaults(tmp_path):
     ):
         assert node in out
     assert "配送中" in out and "15 分钟" in out
+
+
+def test_reach_chat_asks_before_a_refund_and_the_next_message_answers(tmp_path):
+    reach = Path(sys.executable).parent / "reach"
+    env = {**os.environ, "REACH_DATA_DIR": str(tmp_path), "COLUMNS": "200"}
+    args = [str(reach), "chat", "--thread", "refund", "--user", "u_10001"]
+    asked = subprocess.run(
+        args,
+        input="我要退款 OD-20240618-002\n",
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "请确认是否继续" in asked.stdout
+    done = subprocess.run(
+        args,
+        input="确认\n",
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "提交退款申请" in done.stdout
+    audit = (tmp_path / "audit.jsonl").read_text()
+    assert '"tool": "request_refund"' in audit and '"status": "success"' in audit

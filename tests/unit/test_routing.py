@@ -83,3 +83,17 @@ def test_route_after_tool(state, expected):
 
 def test_retry_limit_zero_hands_over_at_once():
     assert route_after_tool({"error": failure(), "retry_count": 0}, max_retries=0) == "handoff"
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        ({"status": "rejected", "error_type": None}, "reply"),  # the user declined
+        ({"status": "rejected", "error_type": "rate_limited", "data": None}, "reply"),
+        ({"status": "rejected", "error_type": "rate_limited", "data": {"guard": "x"}}, "handoff"),
+        ({"status": "rejected", "error_type": "circuit_open"}, "handoff"),
+        ({"status": "unknown", "error_type": "system", "retryable": False}, "handoff"),
+    ],
+)
+def test_route_after_tool_for_executor_outcomes(error, expected):
+    assert route_after_tool({"error": error, "retry_count": 0}) == expected
