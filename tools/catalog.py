@@ -6,18 +6,14 @@ import os
 
 from redis import Redis
 
+from tools.admission import RedisAdmission
 from tools.audit import AuditLog
 from tools.db import data_dir
 from tools.executor import ActionExecutor, ExecutorSettings
 from tools.guards import CircuitBreakers, RateLimiter
 from tools.orders import ORDER_TOOLS
 from tools.registry import ToolRegistry
-from tools.stores import (
-    MemoryResultCache,
-    RedisIdempotencyStore,
-    RedisResultCache,
-    SQLiteIdempotencyStore,
-)
+from tools.stores import MemoryResultCache, SQLiteIdempotencyStore
 
 RETENTION_ENV = "REACH_IDEMPOTENCY_RETENTION_S"
 
@@ -36,18 +32,16 @@ def default_executor(
     """Build the executor with the configured stores.
 
     With ``REDIS_URL`` set, idempotency records, cached results and rate-limit counters are
-    shared in Redis; otherwise idempotency is in SQLite in the data directory and the rest
-    in-process. The audit trail goes to ``audit.jsonl`` in the data directory.
+    shared in Redis (two round trips per call); otherwise idempotency is in SQLite in the
+    data directory and the rest in-process. The audit trail goes to ``audit.jsonl`` in the
+    data directory.
     """
     retention = float(os.environ.get(RETENTION_ENV) or 24 * 3600)
     url = os.environ.get("REDIS_URL")
     if url:
-        client = Redis.from_url(url)
         return ActionExecutor(
             registry,
-            idempotency=RedisIdempotencyStore(client, retention_s=retention),
-            cache=RedisResultCache(client),
-            rate_limiter=RateLimiter.from_url(url),
+            admission=RedisAdmission(Redis.from_url(url), retention_s=retention),
             breakers=CircuitBreakers(),
             audit=AuditLog(data_dir() / "audit.jsonl"),
             settings=settings,

@@ -46,6 +46,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from tools.admission import Admission, LocalAdmission, Outcome
 from tools.audit import AuditLog
 from tools.errors import ToolError, TransientToolError
 from tools.guards import CircuitBreaker, CircuitBreakers, CircuitOpenError, RateLimiter, TaskGuards
@@ -204,16 +205,23 @@ class ActionExecutor:
         idempotency: IdempotencyStore | None = None,
         cache: ResultCache | None = None,
         rate_limiter: RateLimiter | None = None,
+        admission: Admission | None = None,
         breakers: CircuitBreakers | None = None,
         audit: AuditLog | None = None,
         settings: ExecutorSettings | None = None,
         max_workers: int = 32,
     ) -> None:
-        """Bind the executor to a registry and its stores (in-process ones by default)."""
+        """Bind the executor to a registry and its stores (in-process ones by default).
+
+        Give ``admission`` (e.g. ``RedisAdmission``) to use one store for rate limits, cache
+        and idempotency; otherwise the three separate stores are composed.
+        """
         self.registry = registry
-        self.idempotency = idempotency or MemoryIdempotencyStore()
-        self.cache = cache or MemoryResultCache()
-        self.rate_limiter = rate_limiter or RateLimiter()
+        self.admission = admission or LocalAdmission(
+            idempotency or MemoryIdempotencyStore(),
+            cache or MemoryResultCache(),
+            rate_limiter or RateLimiter(),
+        )
         self.breakers = breakers or CircuitBreakers()
         self.audit = audit or AuditLog()
         self.settings = settings or ExecutorSettings()
@@ -345,9 +353,11 @@ class ActionExecutor:
             call_id=call.get("id"),
             flags=tuple(f"repaired:{r}" for r in repairs),
         )
-        record = self.idempotency.peek(request_id)
-        if record is not None:
-            return self._replayed(prepared, record) or prepared
+        if prepared.needs_confirmation:
+            # A replayed high-risk call is answered from its record, without asking again.
+            record = self.admission.peek(request_id)
+            if record is not None:
+                return self._replayed(prepared, record) or prepared
         return prepared
 
     def run(
@@ -401,7 +411,18 @@ class ActionExecutor:
                 data={"guard": guard},
                 request_id=request_id,
             )
-        if not self.rate_limiter.hit(card.rate_limit, ctx.user_id, card.name):
+        cache_key = (
+            f"{card.name}:{prepared.fingerprint}" if card.cache_ttl_s and card.idempotent else None
+        )
+        admitted = self.admission.admit(
+            rate_rule=card.rate_limit,
+            user_id=ctx.user_id,
+            tool=card.name,
+            cache_key=cache_key,
+            request_id=request_id,
+            fingerprint=prepared.fingerprint,
+        )
+        if not admitted.allowed:
             return envelope(
                 tool=card.name,
                 status="rejected",
@@ -410,20 +431,20 @@ class ActionExecutor:
                 retryable=True,
                 request_id=request_id,
             )
-        breaker = self.breakers.get(card.name)
-        cache_key = f"{card.name}:{prepared.fingerprint}"
-        if card.cache_ttl_s and card.idempotent:
-            cached = self.cache.get(cache_key)
-            if cached is not None:
-                return {**cached, "request_id": request_id, "attempts": 0, "flags": ["cached"]}
-        claim = self.idempotency.claim(request_id, prepared.fingerprint)
-        if not claim.acquired and claim.record is not None:
+        claim = admitted.claim
+        if claim is not None and not claim.acquired and claim.record is not None:
             replayed = self._replayed(prepared, claim.record)
             if replayed is not None:
                 return replayed
             # pending: another run holds it, or a crash left it mid-call
             if not card.idempotent:
                 return self._check_status(prepared, ctx, attempts=0)
+        if admitted.cached is not None:
+            result = {**admitted.cached, "request_id": request_id, "attempts": 0}
+            result["flags"] = ["cached"]
+            self._settle(prepared, result, None)
+            return result
+        breaker = self.breakers.get(card.name)
         result = self._execute(prepared, ctx, breaker)
         self._settle(prepared, result, cache_key)
         return result
@@ -537,7 +558,7 @@ class ActionExecutor:
                 request_id=prepared.request_id,
                 flags=["confirmed_by_status_lookup"],
             )
-            self.idempotency.complete(prepared.request_id, "succeeded", result)
+            self._settle(prepared, result, None)
             return result
         return envelope(
             tool=card.name,
@@ -548,19 +569,28 @@ class ActionExecutor:
             request_id=prepared.request_id,
         )
 
-    def _settle(self, prepared: PreparedCall, result: dict[str, Any], cache_key: str) -> None:
+    def _settle(
+        self, prepared: PreparedCall, result: dict[str, Any], cache_key: str | None
+    ) -> None:
         """Record the outcome: final ones are kept; a call that did not happen is released."""
         status = result["status"]
+        outcome: Outcome
         if status == "success":
-            self.idempotency.complete(prepared.request_id, "succeeded", result)
-            if prepared.card.cache_ttl_s and prepared.card.idempotent:
-                self.cache.put(cache_key, result, prepared.card.cache_ttl_s)
+            outcome = "succeeded"
         elif status == "unknown":
-            return  # stays pending: a re-run must check, not repeat
+            outcome = "keep"  # stays pending: a re-run must check, not repeat
         elif result.get("error_type") in ("user_fixable", "not_found") and not result["retryable"]:
-            self.idempotency.complete(prepared.request_id, "failed", result)
+            outcome = "failed"
         else:
-            self.idempotency.release(prepared.request_id)
+            outcome = "release"
+        self.admission.settle(
+            request_id=prepared.request_id,
+            fingerprint=prepared.fingerprint,
+            outcome=outcome,
+            result=result,
+            cache_key=cache_key,
+            cache_ttl_s=prepared.card.cache_ttl_s,
+        )
 
     def _replayed(self, prepared: PreparedCall, record: IdempotencyRecord) -> dict[str, Any] | None:
         if record.fingerprint != prepared.fingerprint:

@@ -123,6 +123,9 @@ class SQLiteIdempotencyStore:
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute("PRAGMA busy_timeout = 5000")
+        # WAL with synchronous=NORMAL survives a process crash (the case that matters
+        # here: a node dying mid-call); only an OS crash could lose the last commit.
+        self._conn.execute("PRAGMA synchronous = NORMAL")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS idempotency ("
             " request_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, state TEXT NOT NULL,"
@@ -216,10 +219,10 @@ class RedisIdempotencyStore:
         """Create a pending record with ``SET NX``, or return the existing one."""
         pending = json.dumps({"fingerprint": fingerprint, "state": "pending", "result": None})
         # SET NX GET returns the old value when the key exists, in one round trip.
-        old = self.client.execute_command(
-            "SET", self._key(request_id), pending, "NX", "PX", self.retention_ms, "GET"
+        old = self.client.set(
+            self._key(request_id), pending, nx=True, px=self.retention_ms, get=True
         )
-        if old is None:
+        if old is None or isinstance(old, bool):
             return Claim(acquired=True, record=None)
         return Claim(acquired=False, record=_decode(request_id, old))
 

@@ -1,0 +1,120 @@
+"""The executor with its state in a real Redis: shared idempotency, cache and rate limits,
+in two round trips per call."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from redis import Redis
+from redis.connection import AbstractConnection
+
+from tests.conftest import fast_executor, registry_with
+from tools.admission import RedisAdmission
+from tools.catalog import default_executor, default_registry
+from tools.executor import Decision
+from tools.orders import query_order_status
+from tools.registry import ToolContext
+
+pytestmark = pytest.mark.integration
+
+STATUS = {"name": "query_order_status", "parameters": {"order_id": "OD-20240618-001"}}
+REFUND = {"name": "request_refund", "parameters": {"order_id": "OD-20240618-002"}}
+
+
+@pytest.fixture
+def ctx(db):
+    return ToolContext(
+        user_id="u_10001", user_role="customer", session_id="s", task_id="t", resources=db
+    )
+
+
+@pytest.fixture
+def admission(redis_url):
+    return RedisAdmission(Redis.from_url(redis_url))
+
+
+def counted(handler=query_order_status):
+    calls = []
+
+    def wrapped(args, c):
+        calls.append(args)
+        return handler(args, c)
+
+    return wrapped, calls
+
+
+def test_two_processes_share_one_idempotency_record(redis_url, ctx, db):
+    handler, calls = counted(default_registry().get("request_refund").handler)
+    registry = registry_with("request_refund", handler=handler)
+    first = fast_executor(registry, admission=RedisAdmission(Redis.from_url(redis_url)))
+    second = fast_executor(registry, admission=RedisAdmission(Redis.from_url(redis_url)))
+    assert first.execute(REFUND, ctx, decision=Decision("approve"))["status"] == "success"
+    again = second.execute(REFUND, ctx, decision=Decision("approve"))
+    assert again["duplicated"] is True and len(calls) == 1
+    assert db.query("SELECT COUNT(*) AS n FROM refunds")[0]["n"] == 1
+
+
+def test_key_reuse_rate_limit_and_cache_in_redis(admission, ctx):
+    handler, calls = counted()
+    registry = registry_with(
+        "query_order_status", handler=handler, rate_limit="3/minute", cache_ttl_s=5
+    )
+    executor = fast_executor(registry, admission=admission)
+    assert executor.execute({**STATUS, "idempotency_key": "k"}, ctx)["status"] == "success"
+    other = {
+        "name": "query_order_status",
+        "parameters": {"order_id": "202506001"},
+        "idempotency_key": "k",
+    }
+    assert "reused with different arguments" in executor.execute(other, ctx)["message"]
+    cached = executor.execute(STATUS, dict_task(ctx, "t2"))
+    assert cached["flags"] == ["cached"] and len(calls) == 1
+    assert executor.execute(STATUS, dict_task(ctx, "t3"))["error_type"] == "rate_limited"
+
+
+def dict_task(ctx, task_id):
+    import dataclasses
+
+    return dataclasses.replace(ctx, task_id=task_id)
+
+
+def test_a_call_costs_two_redis_round_trips(admission, ctx, monkeypatch, redis_server):
+    registry = registry_with("query_order_status", rate_limit="1000/minute", cache_ttl_s=5)
+    executor = fast_executor(registry, admission=admission)
+    sends = []
+    original = AbstractConnection.send_packed_command
+
+    def counting(conn, command, check_health=True):
+        if getattr(conn, "port", None) == redis_server.port:
+            sends.append(command)
+        return original(conn, command, check_health)
+
+    admission.client.ping()  # open the connection first: its handshake is not a call's cost
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
+    executor.execute(STATUS, ctx)
+    assert len(sends) == 2  # admit (limit + cache + claim), settle (record + cache)
+    sends.clear()
+    executor.execute(STATUS, dict_task(ctx, "other"))  # served from the cache
+    assert len(sends) == 2
+
+
+def test_default_executor_uses_redis_when_configured(redis_url, monkeypatch, data_dir, ctx):
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    executor = default_executor(default_registry())
+    assert isinstance(executor.admission, RedisAdmission)
+    started = time.perf_counter()
+    assert executor.execute(STATUS, ctx)["status"] == "success"
+    assert time.perf_counter() - started < 5
+
+
+def test_redis_idempotency_store(redis_url):
+    from tools.stores import RedisIdempotencyStore
+
+    store = RedisIdempotencyStore(Redis.from_url(redis_url), retention_s=60)
+    assert store.claim("r1", "f1").acquired
+    assert store.claim("r1", "f1").record.state == "pending"
+    store.complete("r1", "succeeded", {"status": "success"})
+    assert store.peek("r1").result == {"status": "success"}
+    store.release("r1")
+    assert store.peek("r1") is None
