@@ -9,12 +9,14 @@ idempotency, limits, ownership lookup) stays server-side and never reaches a pro
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
 from tools.guards import TaskHistory
@@ -280,6 +282,42 @@ class ToolRegistry:
                 if entry.enabled and not entry.card.deprecated
             ]
         return [card.model_view() for card in cards]
+
+    def langchain_tools(
+        self,
+        run: Callable[[str, dict[str, Any]], dict[str, Any]],
+        cards: list[ToolCard] | None = None,
+    ) -> list[StructuredTool]:
+        """Render cards as LangChain tools whose calls go through ``run(name, arguments)``.
+
+        ``run`` is the executor bound to a trusted context, so a tool invoked by LangChain
+        still passes every check; the tool itself never sees who the caller is.
+        """
+        chosen = (
+            cards
+            if cards is not None
+            else [
+                entry.card
+                for entry in self._entries.values()
+                if entry.enabled and not entry.card.deprecated
+            ]
+        )
+        tools = []
+        for card in chosen:
+            view = card.model_view()["function"]
+
+            def call(_name: str = card.name, **arguments: Any) -> str:
+                return json.dumps(run(_name, arguments), ensure_ascii=False)
+
+            tools.append(
+                StructuredTool.from_function(
+                    func=call,
+                    name=card.name,
+                    description=view["description"],
+                    args_schema=card.parameters,
+                )
+            )
+        return tools
 
     def _require(self, name: str) -> _Entry:
         entry = self._entries.get(name)

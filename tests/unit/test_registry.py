@@ -135,3 +135,24 @@ def test_runtime_enable_disable_deprecate_remove():
     assert registry.closest("query_order_status") == "query_order_detail"
     with pytest.raises(InvalidToolCardError):
         registry.register(dataclasses.replace(registry.get("request_refund")))
+
+
+def test_langchain_tools_bind_and_run_through_the_executor(db):
+    from langchain_openai import ChatOpenAI
+
+    from tools.executor import ActionExecutor
+    from tools.registry import ToolContext
+
+    registry = default_registry()
+    executor = ActionExecutor(registry)
+    ctx = ToolContext(user_id="u_10001", user_role="customer", resources=db)
+    tools = registry.langchain_tools(
+        lambda name, args: executor.execute({"name": name, "parameters": args}, ctx))
+    bound = ChatOpenAI(model="m", api_key="k", base_url="http://127.0.0.1:9").bind_tools(tools)
+    names = [t["function"]["name"] for t in bound.kwargs["tools"]]
+    assert names == ["query_order_status", "request_refund", "urge_delivery"]
+    status = next(t for t in tools if t.name == "query_order_status")
+    result = json.loads(status.invoke({"order_id": "OD-20240618-001"}))
+    assert result["status"] == "success"
+    theirs = json.loads(status.invoke({"order_id": "OD-20240619-003"}))
+    assert theirs["error_type"] == "not_found"  # the executor still checks the owner
