@@ -42,6 +42,9 @@ def clarifying_question(state: AgentState) -> str:
                 second=intent_label(candidates[1], language),
             )
         return render("ask_intent", language)
+    missing = state.get("missing_slots") or []
+    if "city" in missing:
+        return render("ask_city", language, task=intent_label(intent, language))
     invalid = (state.get("invalid_slots") or {}).get("order_id")
     if invalid:
         value, _, _reason = invalid.partition(": ")

@@ -15,6 +15,10 @@ INTENT_LABELS = {
     ("REQUEST_REFUND", "en"): "request a refund",
     ("URGE_DELIVERY", "zh"): "催单",
     ("URGE_DELIVERY", "en"): "hurry a delivery",
+    ("QUERY_WEATHER", "zh"): "查询天气",
+    ("QUERY_WEATHER", "en"): "check the weather",
+    ("QUERY_SALES", "zh"): "查询销售数据",
+    ("QUERY_SALES", "en"): "look up sales figures",
 }
 
 STATUS_LABELS = {
@@ -57,6 +61,64 @@ TEMPLATES: dict[tuple[str, str], str] = {
     ),
     ("multiple_order_ids", "zh"): "您提到了多个订单号（{value}），请问是哪一个？",
     ("multiple_order_ids", "en"): "You mentioned several order numbers ({value}). Which one?",
+    ("ask_city", "zh"): "好的，我来帮您{task}。请问是哪个城市？",
+    ("ask_city", "en"): "Sure, I can help you {task}. Which city?",
+    # weather
+    ("weather_now", "zh"): "{city}现在{condition}，气温 {temp_c:g}°C{humidity}。",
+    ("weather_now", "en"): "It's {condition} in {city} right now, {temp_c:g}°C{humidity}.",
+    ("humidity", "zh"): "，湿度 {value}%",
+    ("humidity", "en"): ", humidity {value}%",
+    ("city_not_found", "zh"): "未找到该城市：{city}。请确认城市名称是否正确。",
+    ("city_not_found", "en"): "I couldn't find a city called {city}. Please check the name.",
+    (
+        "weather_unavailable",
+        "zh",
+    ): "抱歉，暂时无法获取{city}的天气（天气服务没有及时响应），请稍后再试。",
+    ("weather_unavailable", "en"): (
+        "Sorry, I can't get the weather for {city} right now (the weather service did not "
+        "answer in time). Please try again later."
+    ),
+    (
+        "weather_format_changed",
+        "zh",
+    ): "抱歉，天气服务返回的数据格式有变，暂时无法提供{city}的天气；问题已记录。",
+    ("weather_format_changed", "en"): (
+        "Sorry, the weather service changed its data format, so I can't give the weather "
+        "for {city} right now; the problem has been logged."
+    ),
+    # sales reports
+    ("sales_top", "zh"): "{month}{metric}最高的产品是「{product}」，{metric}{value}。",
+    (
+        "sales_top",
+        "en",
+    ): "In {month}, the product with the highest {metric} was {product} ({value}).",
+    ("sales_bottom", "zh"): "{month}{metric}最低的产品是「{product}」，{metric}{value}。",
+    (
+        "sales_bottom",
+        "en",
+    ): "In {month}, the product with the lowest {metric} was {product} ({value}).",
+    ("sales_ranking", "zh"): "{month}{metric}排名：{ranking}。",
+    ("sales_ranking", "en"): "{month} by {metric}: {ranking}.",
+    ("sales_total", "zh"): "{month}总{metric}为 {value}。",
+    ("sales_total", "en"): "Total {metric} in {month}: {value}.",
+    ("sales_no_data", "zh"): "{month}没有销售数据。",
+    ("sales_no_data", "en"): "There are no sales figures for {month}.",
+    ("sales_unsupported", "zh"): (
+        "抱歉，我目前能回答按月的销售额或销量最高、最低的产品，以及月度总额，"
+        "例如“上月销售额最高的产品”。"
+    ),
+    ("sales_unsupported", "en"): (
+        "Sorry, I can answer which product sold most or least, and monthly totals, by revenue "
+        "or units, e.g. “last month's best-selling product”."
+    ),
+    ("metric_amount", "zh"): "销售额",
+    ("metric_amount", "en"): "revenue",
+    ("metric_quantity", "zh"): "销量",
+    ("metric_quantity", "en"): "units sold",
+    ("yuan", "zh"): "{value:,.2f} 元",
+    ("yuan", "en"): "¥{value:,.2f}",
+    ("units", "zh"): "{value} 件",
+    ("units", "en"): "{value} units",
     # order status
     (
         "status_delivering",

@@ -6,6 +6,7 @@ text never reach the user; a missing order is said to be missing, and nothing is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -39,29 +40,94 @@ def _latest_results(state: AgentState) -> list[dict[str, Any]]:
 def describe_result(result: dict[str, Any], state: AgentState, language: str) -> str:
     """Say what one tool result means for the user."""
     data = result.get("data") or {}
-    order_id = data.get("order_id") or (state.get("slots") or {}).get("order_id", "")
-    if result["status"] == "success":
-        return _describe_success(result["tool"], data, language)
     error_type = result.get("error_type")
     if result["status"] == "rejected" and error_type is None:
         return render("declined", language, task=intent_label(state.get("intent", ""), language))
     if error_type == "rate_limited":
         return render("rate_limited", language)
+    if error_type == "permission_denied":
+        return render("not_permitted", language)
+    if error_type == "validation":
+        fields = ", ".join(err["field"] for err in data.get("errors", [])) or "arguments"
+        return render("invalid_request", language, reason=fields)
+    describe = DESCRIBERS.get(result["tool"], _describe_order)
+    return describe(result, data, state, language)
+
+
+def _describe_order(
+    result: dict[str, Any], data: dict[str, Any], state: AgentState, language: str
+) -> str:
+    order_id = data.get("order_id") or (state.get("slots") or {}).get("order_id", "")
+    error_type = result.get("error_type")
+    if result["status"] == "success":
+        return _describe_order_success(result["tool"], data, language)
     if error_type == "not_found":
         return render("order_not_found", language, order_id=order_id)
     if error_type == "user_fixable":
         status = status_label(str(data.get("reason", "")), language)
         name = "cannot_refund" if result["tool"] == "request_refund" else "cannot_urge"
         return render(name, language, order_id=order_id, status=status)
-    if error_type == "permission_denied":
-        return render("not_permitted", language)
-    if error_type == "validation":
-        fields = ", ".join(err["field"] for err in data.get("errors", [])) or "arguments"
-        return render("invalid_request", language, reason=fields)
-    return render("handoff", language, task=result["tool"])
+    return render("handoff", language, task=intent_label(state.get("intent", ""), language))
 
 
-def _describe_success(tool: str, data: dict[str, Any], language: str) -> str:
+def _describe_weather(
+    result: dict[str, Any], data: dict[str, Any], state: AgentState, language: str
+) -> str:
+    city = (state.get("slots") or {}).get("city") or data.get("city", "")
+    if result["status"] == "success":
+        humidity = data.get("humidity")
+        return render(
+            "weather_now",
+            language,
+            city=city,
+            condition=data["condition"],
+            temp_c=data["temp_c"],
+            humidity="" if humidity is None else render("humidity", language, value=humidity),
+        )
+    if result.get("error_type") == "not_found":
+        return render("city_not_found", language, city=city)
+    if data.get("reason") == "schema_drift":
+        return render("weather_format_changed", language, city=city)
+    return render("weather_unavailable", language, city=city)
+
+
+def _describe_sales(
+    result: dict[str, Any], data: dict[str, Any], state: AgentState, language: str
+) -> str:
+    if result["status"] != "success":
+        return render("sales_unsupported", language)
+    metric_key = "metric_quantity" if data["metric"] == "quantity" else "metric_amount"
+    metric = render(metric_key, language)
+    rows = data["rows"]
+
+    def value(row: dict[str, Any]) -> str:
+        total = row.get("total") or 0
+        if data["metric"] == "quantity":
+            return render("units", language, value=total)
+        return render("yuan", language, value=total / 100)
+
+    month = data["month"]
+    if not rows or rows[0].get("total") is None:
+        return render("sales_no_data", language, month=month)
+    if data["shape"] == "total":
+        return render("sales_total", language, month=month, metric=metric, value=value(rows[0]))
+    if len(rows) > 1:
+        ranking = "; ".join(f"{i}. {r['product']} {value(r)}" for i, r in enumerate(rows, 1))
+        return render("sales_ranking", language, month=month, metric=metric, ranking=ranking)
+    name = "sales_top" if data["shape"] == "top" else "sales_bottom"
+    return render(
+        name, language, month=month, metric=metric, product=rows[0]["product"], value=value(rows[0])
+    )
+
+
+Describer = Callable[[dict[str, Any], dict[str, Any], AgentState, str], str]
+DESCRIBERS: dict[str, Describer] = {
+    "query_weather": _describe_weather,
+    "query_sales_report": _describe_sales,
+}
+
+
+def _describe_order_success(tool: str, data: dict[str, Any], language: str) -> str:
     if tool == "query_order_status":
         status = data["status"]
         name = {

@@ -64,4 +64,7 @@ def route_after_tool(
     if error.get("retryable") and state.get("retry_count", 0) < max_retries:
         if state.get("step_count", 0) < MAX_TASK_STEPS:
             return "reflect_refine"
+    spec = TASKS.get(state.get("intent", ""))
+    if spec is not None and not spec.handoff_on_failure:
+        return "reply"  # say it is unavailable; no human needed for a weather report
     return "handoff"

@@ -17,6 +17,10 @@ class TaskSpec:
     """The tool that fulfils it."""
     required_slots: tuple[str, ...]
     """Slots that must be known before the tool runs."""
+    handoff_on_failure: bool = True
+    """When the tool keeps failing, hand over to a human (orders, money) or just say so."""
+    order_related: bool = True
+    """Order words and order numbers count as evidence for this intent."""
 
 
 TASKS: dict[str, TaskSpec] = {
@@ -25,5 +29,19 @@ TASKS: dict[str, TaskSpec] = {
         TaskSpec("CHECK_ORDER_STATUS", "query_order_status", ("order_id",)),
         TaskSpec("REQUEST_REFUND", "request_refund", ("order_id",)),
         TaskSpec("URGE_DELIVERY", "urge_delivery", ("order_id",)),
+        TaskSpec(
+            "QUERY_WEATHER",
+            "query_weather",
+            ("city",),
+            handoff_on_failure=False,
+            order_related=False,
+        ),
+        TaskSpec(
+            "QUERY_SALES",
+            "query_sales_report",
+            ("question",),
+            handoff_on_failure=False,
+            order_related=False,
+        ),
     )
 }

@@ -143,6 +143,36 @@ CUES: dict[str, tuple[tuple[str, float], ...]] = {
         ("so slow", WEAK),
         ("too slow", WEAK),
     ),
+    "QUERY_WEATHER": (
+        ("天气", 1.2),
+        ("气温", STRONG),
+        ("温度", STRONG),
+        ("下雨", STRONG),
+        ("下雪", STRONG),
+        ("冷不冷", STRONG),
+        ("热不热", STRONG),
+        ("带伞", STRONG),
+        ("weather", 1.2),
+        ("temperature", STRONG),
+        ("forecast", STRONG),
+        ("raining", STRONG),
+        ("rain", WEAK),
+        ("umbrella", WEAK),
+    ),
+    "QUERY_SALES": (
+        ("销售额", 1.2),
+        ("销量", 1.2),
+        ("营收", 1.2),
+        ("卖得最", STRONG),
+        ("最畅销", STRONG),
+        ("销售", STRONG),
+        ("sales", 1.2),
+        ("revenue", 1.2),
+        ("best-selling", STRONG),
+        ("best selling", STRONG),
+        ("top product", STRONG),
+        ("sold", WEAK),
+    ),
 }
 
 TOPIC_CUES = ("订单号", "订单", "单号", "外卖", "order", "delivery")
@@ -153,6 +183,8 @@ that the message is about an order without favouring one intent over another."""
 BIAS, W_SCORE, W_MARGIN = -2.5, 1.5, 2.5
 ORDER_ID_SUPPORT = {"CHECK_ORDER_STATUS": 0.3}
 ORDER_ID_DEFAULT_SUPPORT = 0.2
+CITY_SUPPORT = 0.5
+"""A city name supports a weather question (as an order number supports an order one)."""
 """A bare order id hints at a status question, barely: on its own it stays below 0.6."""
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -216,6 +248,38 @@ def find_order_ids(text: str) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(found)), rejected
 
 
+_CITY_ZH = re.compile(r"([\u4e00-\u9fff]{2,6}?)(?:市)?(?:今天|明天|现在|的)?(?:天气|气温|温度)")
+_ASKING = re.compile(r"^(?:请问|先|帮我|麻烦|给我)*(?:查一?下|查查|看看|查|问下)?")
+_CITY_EN = re.compile(
+    r"(?:weather|temperature|forecast)\s+(?:in|for|at)\s+([A-Za-z][A-Za-z' .-]{1,30})",
+    re.IGNORECASE,
+)
+_EN_FILLERS = {"please", "today", "tomorrow", "now", "tonight", "right", "this", "week", "like"}
+_NOT_CITY = ("今天", "明天", "现在", "这里", "那边", "外面", "最近")
+
+
+def find_city(text: str) -> str | None:
+    """Return the city named in ``text``: a known name, or the place before 天气 / after "in"."""
+    from tools.weather import CITY_NAMES
+
+    for chinese in CITY_NAMES:
+        if chinese in text:
+            return chinese
+    for english in CITY_NAMES.values():
+        if re.search(rf"\b{re.escape(english)}\b", text, re.IGNORECASE):
+            return english
+    match = _CITY_EN.search(text)
+    if match:
+        words = match.group(1).strip(" .?!").split()
+        while words and words[-1].lower() in _EN_FILLERS:
+            words.pop()
+        return " ".join(words).title() or None
+    match = _CITY_ZH.search(_ASKING.sub("", text.strip()))
+    if match and match.group(1) not in _NOT_CITY:
+        return match.group(1)
+    return None
+
+
 def _valid_date(stamp: str) -> bool:
     try:
         date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:]))
@@ -252,8 +316,16 @@ class RuleBasedUnderstanding:
         return self._score(text, fuzzy=True)
 
     def extract_slots(self, text: str, intent: str) -> SlotResult:
-        """Find an order id; several different ones, or a malformed one, are reported."""
-        if intent not in TASKS or "order_id" not in TASKS[intent].required_slots:
+        """Find the slots ``intent`` needs; a malformed or ambiguous value is reported."""
+        if intent not in TASKS:
+            return SlotResult()
+        wanted = TASKS[intent].required_slots
+        if "city" in wanted:
+            city = find_city(text)
+            return SlotResult(slots={"city": city}) if city else SlotResult()
+        if "question" in wanted:
+            return SlotResult(slots={"question": text.strip()}) if text.strip() else SlotResult()
+        if "order_id" not in wanted:
             return SlotResult()
         found, rejected = find_order_ids(text)
         if len(found) == 1:
@@ -294,9 +366,14 @@ class RuleBasedUnderstanding:
         if found:
             evidence.append("order id")
         for intent in scores:
+            if not TASKS[intent].order_related:
+                continue
             scores[intent] += topic
             if found:
                 scores[intent] += ORDER_ID_SUPPORT.get(intent, ORDER_ID_DEFAULT_SUPPORT)
+        if find_city(text):
+            evidence.append("city")
+            scores["QUERY_WEATHER"] += CITY_SUPPORT
         ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)
         (best_intent, best), (_, runner_up) = ranked[0], ranked[1]
         candidates = tuple(intent for intent, _ in ranked if intent in specific)

@@ -13,7 +13,9 @@ from tools.executor import ActionExecutor, ExecutorSettings
 from tools.guards import CircuitBreakers, RateLimiter
 from tools.orders import ORDER_TOOLS
 from tools.registry import ToolRegistry
+from tools.sales import SALES_TOOLS
 from tools.stores import MemoryResultCache, SQLiteIdempotencyStore
+from tools.weather import WEATHER_TOOLS
 
 RETENTION_ENV = "REACH_IDEMPOTENCY_RETENTION_S"
 
@@ -21,7 +23,7 @@ RETENTION_ENV = "REACH_IDEMPOTENCY_RETENTION_S"
 def default_registry() -> ToolRegistry:
     """Return a fresh registry holding the built-in tools."""
     registry = ToolRegistry()
-    for card in ORDER_TOOLS:
+    for card in (*ORDER_TOOLS, *WEATHER_TOOLS, *SALES_TOOLS):
         registry.register(card)
     return registry
 

@@ -50,6 +50,16 @@ CREATE TABLE IF NOT EXISTS delivery_urges (
     user_id      TEXT NOT NULL,
     created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
+CREATE TABLE IF NOT EXISTS sales (
+    sale_id      INTEGER PRIMARY KEY,
+    product      TEXT NOT NULL,
+    month        TEXT NOT NULL,
+    day          INTEGER NOT NULL,
+    quantity     INTEGER NOT NULL,
+    amount_cents INTEGER NOT NULL,
+    cost_cents   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sales_by_month ON sales(month, product);
 CREATE TABLE IF NOT EXISTS payloads (
     sha256       TEXT PRIMARY KEY,
     body         BLOB NOT NULL,
@@ -61,7 +71,29 @@ SEED_USERS = [
     ("u_10001", "张三", "customer"),
     ("u_10002", "李四", "customer"),
     ("u_90001", "客服小王", "agent"),
+    ("u_80001", "分析师老周", "analyst"),
 ]
+
+SALES_PRODUCTS = [  # product, unit price (cents), unit cost (cents; hidden from reports)
+    ("黄焖鸡米饭", 2500, 1100),
+    ("麻辣香锅", 3600, 1700),
+    ("酸菜鱼", 5800, 3100),
+    ("蓝牙耳机", 12900, 8200),
+    ("机械键盘", 8800, 5900),
+]
+SALES_MONTHS = {"2024-05": 31, "2024-06": 30, "2024-07": 31}
+
+
+def seed_sales() -> list[tuple[str, str, int, int, int, int]]:
+    """A month of daily sales per product (three months in all), deterministic."""
+    rows = []
+    for m_index, (month, days) in enumerate(SALES_MONTHS.items()):
+        for day in range(1, days + 1):
+            for p_index, (product, price, cost) in enumerate(SALES_PRODUCTS):
+                quantity = (day * 7 + p_index * 3 + m_index * 5) % 6 + 1
+                rows.append((product, month, day, quantity, quantity * price, quantity * cost))
+    return rows
+
 
 # The design's own examples first (all owned by u_10001), then another user's orders, so a
 # lookup of someone else's order can be tested for not leaking.
@@ -189,6 +221,15 @@ class Database:
         row = self.query_one("SELECT body FROM payloads WHERE sha256 = ?", (digest,))
         return None if row is None else bytes(row["body"])
 
+    def read_only(self) -> sqlite3.Connection:
+        """Open a separate read-only connection, for queries built from user questions."""
+        if self.path == ":memory:":
+            msg = "an in-memory database has no read-only view"
+            raise ValueError(msg)
+        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()
@@ -207,4 +248,9 @@ class Database:
                     "INSERT INTO orders (order_id, user_id, status, eta_minutes, eta_date,"
                     " amount_cents, item, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     SEED_ORDERS,
+                )
+                conn.executemany(
+                    "INSERT INTO sales (product, month, day, quantity, amount_cents, cost_cents)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    seed_sales(),
                 )

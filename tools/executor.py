@@ -628,6 +628,7 @@ class ActionExecutor:
                 "status": result["status"],
                 "error_type": result["error_type"],
                 "message": result.get("message"),
+                "summary": result.get("summary", ""),
                 "latency_ms": result["latency_ms"],
                 "attempts": result["attempts"],
                 "request_id": result["request_id"],

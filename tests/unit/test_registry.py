@@ -78,6 +78,8 @@ def test_model_view_is_openai_format_without_engineering_fields():
         "query_order_status",
         "request_refund",
         "urge_delivery",
+        "query_weather",
+        "query_sales_report",
     }
     text = json.dumps(views)
     for secret in ("idempotent", "permission", "handler", "risk", "timeout", "order:refund"):
@@ -111,6 +113,8 @@ def test_selection_by_role_intent_and_limit():
     ]
     staff = [c.name for c in registry.select("agent")]
     assert "request_refund" not in staff and "query_order_status" in staff
+    assert [c.name for c in registry.select("analyst", domain="report")] == ["query_sales_report"]
+    assert "query_sales_report" not in [c.name for c in registry.select("customer")]
     assert registry.select("guest") == []
     big = ToolRegistry()
     for i in range(12):
@@ -147,7 +151,9 @@ def test_langchain_tools_bind_and_run_through_the_executor(db):
     executor = ActionExecutor(registry)
     ctx = ToolContext(user_id="u_10001", user_role="customer", resources=db)
     tools = registry.langchain_tools(
-        lambda name, args: executor.execute({"name": name, "parameters": args}, ctx))
+        lambda name, args: executor.execute({"name": name, "parameters": args}, ctx),
+        registry.select("customer", domain="order"),
+    )
     bound = ChatOpenAI(model="m", api_key="k", base_url="http://127.0.0.1:9").bind_tools(tools)
     names = [t["function"]["name"] for t in bound.kwargs["tools"]]
     assert names == ["query_order_status", "request_refund", "urge_delivery"]

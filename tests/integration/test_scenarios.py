@@ -1,0 +1,180 @@
+"""The design's scenarios end to end through the graph, judged by replies and by the data
+they leave behind."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from werkzeug import Response
+
+from state import Context
+from tests.conftest import ALICE, nodes_visited, registry_with, say
+
+pytestmark = pytest.mark.integration
+
+ANALYST = Context(user_id="u_80001", user_role="analyst")
+
+
+# ---- weather over HTTP ------------------------------------------------------------------
+
+
+@pytest.fixture
+def weather_api(httpserver, monkeypatch):
+    monkeypatch.setenv("REACH_WEATHER_URL", httpserver.url_for(""))
+    return httpserver
+
+
+def report(city="Beijing", **fields):
+    return {"city": city, "temp_c": 26.5, "condition": "晴", "humidity": 40, **fields}
+
+
+def test_weather_happy_path_normalizes_the_city(make_app, weather_api):
+    weather_api.expect_request("/weather", query_string={"city": "Beijing"}).respond_with_json(
+        report()
+    )
+    out = say(make_app(), "北京今天天气怎么样？")
+    assert out["messages"][-1].content == "北京现在晴，气温 26.5°C，湿度 40%。"
+    assert out["tool_results"][-1]["data"]["api_city"] == "Beijing"
+
+
+def test_weather_in_english(make_app, weather_api):
+    weather_api.expect_request("/weather", query_string={"city": "Shanghai"}).respond_with_json(
+        report("Shanghai", condition="cloudy")
+    )
+    out = say(make_app(), "what's the weather in Shanghai?")
+    assert "cloudy in Shanghai" in out["messages"][-1].content
+
+
+def test_weather_asks_for_the_city_then_answers(make_app, weather_api):
+    weather_api.expect_request("/weather", query_string={"city": "Hangzhou"}).respond_with_json(
+        report("Hangzhou")
+    )
+    app = make_app()
+    first = say(app, "今天天气怎么样")
+    assert first["missing_slots"] == ["city"]
+    assert "哪个城市" in first["messages"][-1].content
+    second = say(app, "杭州")
+    assert "杭州现在晴" in second["messages"][-1].content
+
+
+def test_weather_500s_are_retried(make_app, weather_api):
+    weather_api.expect_ordered_request("/weather").respond_with_data("boom", status=500)
+    weather_api.expect_ordered_request("/weather").respond_with_data("boom", status=503)
+    weather_api.expect_ordered_request("/weather").respond_with_json(report())
+    out = say(make_app(), "北京天气")
+    assert "北京现在晴" in out["messages"][-1].content
+    assert out["tool_results"][-1]["attempts"] == 3
+
+
+def test_weather_404_is_an_unknown_city(make_app, weather_api):
+    weather_api.expect_request("/weather").respond_with_json({"error": "not found"}, status=404)
+    out = say(make_app(), "阿特兰蒂斯的天气")
+    assert out["messages"][-1].content.startswith("未找到该城市：阿特兰蒂斯")
+    assert nodes_visited(make_app(), "阿特兰蒂斯的天气", thread="x")[-1] == "reply"
+
+
+def test_weather_timeout_gives_a_degraded_reply(make_app, weather_api, monkeypatch):
+    import time as _time
+
+    def slow(request):
+        _time.sleep(0.5)
+        return Response(json.dumps(report()), content_type="application/json")
+
+    weather_api.expect_request("/weather").respond_with_handler(slow)
+    registry = registry_with("query_weather", timeout_s=0.1)
+    out = say(make_app(registry=registry, max_tool_retries=0), "北京天气")
+    reply = out["messages"][-1].content
+    assert "暂时无法获取北京的天气" in reply
+    assert "人工" not in reply  # a weather report needs no human hand-off
+    assert out["tool_results"][-1]["status"] == "timeout"
+
+
+def test_weather_field_drift_is_reported_not_turned_into_an_empty_answer(make_app, weather_api):
+    drifted = {"city": "Beijing", "temperature": 26.5, "express_status": "晴"}  # renamed
+    weather_api.expect_request("/weather").respond_with_json(drifted)
+    out = say(make_app(), "北京天气")
+    result = out["tool_results"][-1]
+    assert result["error_type"] == "system" and result["retryable"] is False
+    assert result["data"]["reason"] == "schema_drift"
+    assert "temp_c" in result["data"]["fields"] and "condition" in result["data"]["fields"]
+    assert "数据格式有变" in out["messages"][-1].content
+    assert "°C" not in out["messages"][-1].content
+
+
+def test_weather_unreachable_api(make_app, monkeypatch):
+    monkeypatch.setenv("REACH_WEATHER_URL", "http://127.0.0.1:9")  # nothing listens there
+    out = say(make_app(max_tool_retries=0), "北京天气")
+    assert "暂时无法获取北京的天气" in out["messages"][-1].content
+
+
+# ---- database questions (read-only) --------------------------------------------------
+
+
+@pytest.fixture
+def july_2024(monkeypatch):
+    monkeypatch.setenv("REACH_TODAY", "2024-07-15")
+
+
+def test_sales_question_is_answered_from_the_table(make_app, db, july_2024):
+    expected = db.query(
+        "SELECT product, SUM(amount_cents) AS total FROM sales WHERE month = '2024-06' "
+        "GROUP BY product ORDER BY total DESC LIMIT 1"
+    )[0]
+    out = say(make_app(), "上月销售额最高的产品", context=ANALYST)
+    reply = out["messages"][-1].content
+    assert expected["product"] in reply
+    assert f"{expected['total'] / 100:,.2f}" in reply
+    data = out["tool_results"][-1]["data"]
+    assert data["month"] == "2024-06" and data["params"] == ["2024-06"]
+
+
+def test_sales_in_english_and_by_units(make_app, db, july_2024):
+    expected = db.query(
+        "SELECT product, SUM(quantity) AS total FROM sales WHERE month = '2024-05' "
+        "GROUP BY product ORDER BY total ASC LIMIT 1"
+    )[0]
+    out = say(
+        make_app(), "which product had the lowest sales by units in 2024-05?", context=ANALYST
+    )
+    assert expected["product"] in out["messages"][-1].content
+    assert f"{expected['total']} units" in out["messages"][-1].content
+
+
+def test_customers_may_not_read_sales(make_app, july_2024):
+    out = say(make_app(), "上月销售额最高的产品", context=ALICE)
+    assert out["tool_results"][-1]["error_type"] == "permission_denied"
+    assert "无权" in out["messages"][-1].content
+
+
+def test_generated_sql_is_audited_and_the_database_is_unchanged(make_app, db, july_2024):
+    from tests.conftest import fast_executor
+    from tools.audit import AuditLog
+
+    audit = AuditLog()
+    app = make_app(executor_factory=lambda registry: fast_executor(registry, audit=audit))
+    before = db.query("SELECT COUNT(*) AS n, SUM(amount_cents) AS s FROM sales")
+    say(app, "上个月总销售额是多少", context=ANALYST)
+    audit.flush()
+    record = audit.records[-1]
+    assert record["tool"] == "query_sales_report"
+    assert "SELECT SUM(amount_cents) AS total FROM sales WHERE month = ?" in record["summary"]
+    assert db.query("SELECT COUNT(*) AS n, SUM(amount_cents) AS s FROM sales") == before
+
+
+def test_a_question_the_bot_cannot_answer(make_app, july_2024):
+    out = say(make_app(), "销售部门有几个人", context=ANALYST)
+    assert "我目前能回答" in out["messages"][-1].content
+
+
+def test_switching_topic_mid_conversation_keeps_tasks_apart(make_app, weather_api):
+    weather_api.expect_request("/weather").respond_with_json(report())
+    app = make_app()
+    first = say(app, "我的订单怎么还没到？")
+    assert first["missing_slots"] == ["order_id"]
+    weather = say(app, "先帮我查下北京天气")
+    assert "北京现在晴" in weather["messages"][-1].content
+    assert weather["slots"] == {"city": "北京"}  # the order task's slots did not leak in
+    back = say(app, "我的订单 OD-20240618-001 到哪了")
+    assert "配送中" in back["messages"][-1].content
+    assert back["slots"] == {"order_id": "OD-20240618-001"}
