@@ -13,26 +13,60 @@ from rich.console import Console
 from rich.table import Table
 
 from cli.render import show_update
+from cli.weather_server import start_demo_weather_server
 from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
 from state import Context
 from tools.db import DATA_DIR_ENV
+from tools.sales import TODAY_ENV
+from tools.weather import WEATHER_URL_ENV
 
 app = typer.Typer(help="Agent-Reach: an agent that understands, asks, acts and recovers.")
 console = Console()
 
-DEMO_SCRIPT = [
-    "我的订单怎么还没到？",
-    "OD-20240618-001",
-    "帮我催一下单，订单号 OD-20240618-001",
-    "where is order 202506001?",
-    "订单 OD-20240618-002 送到了但是洒了，我要退款",
-    "确认退款",
-    "嗯……那个……",
-    "订单号是 12345",
-    "OD-20240619-003 到哪了？",
-]
+SCENARIOS: dict[str, tuple[str, str, list[str]]] = {
+    # name: (user, role, script)
+    "delivery": (
+        "u_10001",
+        "customer",
+        [
+            "我的订单怎么还没到？",
+            "OD-20240618-001",
+            "帮我催一下单，订单号 OD-20240618-001",
+            "where is order 202506001?",
+            "订单 OD-20240618-002 送到了但是洒了，我要退款",
+            "确认退款",
+            "嗯……那个……",
+            "订单号是 12345",
+            "OD-20240619-003 到哪了？",
+        ],
+    ),
+    "weather": (
+        "u_10001",
+        "customer",
+        [
+            "北京今天天气怎么样？",
+            "今天天气怎么样",
+            "杭州",
+            "what's the weather in Shanghai?",
+            "阿特兰蒂斯的天气",
+        ],
+    ),
+    "sales": (
+        "u_80001",
+        "analyst",
+        [
+            "上月销售额最高的产品",
+            "上个月总销售额是多少",
+            "2024年5月销量最低的产品",
+            "top 3 products by revenue last month",
+            "销售部门有几个人",
+        ],
+    ),
+}
+DEMO_TODAY = "2024-07-15"
+"""The demo's "today", so "last month" is the design's June 2024."""
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Where the database and checkpoints live.")
@@ -66,19 +100,36 @@ def _run_turn(app_graph, text: str, thread: str, context: Context, trace: bool) 
 
 @app.command()
 def demo(
+    scenario: Annotated[
+        str, typer.Option("--scenario", help=f"One of {', '.join(SCENARIOS)}, or all.")
+    ] = "all",
     data_dir: DataDir = None,
-    user: User = "u_10001",
-    role: Role = "customer",
 ) -> None:
-    """Run a scripted food-delivery conversation, printing what each node decided."""
+    """Run scripted conversations, printing what each node decided."""
     _use_data_dir(data_dir)
-    agent = build_graph(checkpointer=make_checkpointer())
-    thread = f"demo-{int(time.time() * 1000)}"
-    context = Context(user_id=user, user_role=role)
-    console.rule(f"Agent-Reach demo · thread {thread} · user {user}")
-    for text in DEMO_SCRIPT:
-        console.print(f"[bold]user:[/bold] {text}")
-        _run_turn(agent, text, thread, context, trace=True)
+    names = list(SCENARIOS) if scenario == "all" else [scenario]
+    unknown = [name for name in names if name not in SCENARIOS]
+    if unknown:
+        console.print(f"[red]unknown scenario {unknown[0]!r}; choose {', '.join(SCENARIOS)}[/red]")
+        raise typer.Exit(2)
+    os.environ.setdefault(TODAY_ENV, DEMO_TODAY)
+    server = None
+    if "weather" in names and not os.environ.get(WEATHER_URL_ENV):
+        server, url = start_demo_weather_server()
+        os.environ[WEATHER_URL_ENV] = url
+    try:
+        agent = build_graph(checkpointer=make_checkpointer())
+        for name in names:
+            user, role, script = SCENARIOS[name]
+            thread = f"demo-{name}-{int(time.time() * 1000)}"
+            context = Context(user_id=user, user_role=role)
+            console.rule(f"{name} · thread {thread} · {user} ({role})")
+            for text in script:
+                console.print(f"[bold]user:[/bold] {text}")
+                _run_turn(agent, text, thread, context, trace=True)
+    finally:
+        if server is not None:
+            server.shutdown()
     console.rule("done")
 
 

@@ -87,12 +87,12 @@ TEMPLATES: dict[tuple[str, str], str] = {
         "for {city} right now; the problem has been logged."
     ),
     # sales reports
-    ("sales_top", "zh"): "{month}{metric}最高的产品是「{product}」，{metric}{value}。",
+    ("sales_top", "zh"): "{month}{metric}最高的产品是「{product}」，{metric} {value}。",
     (
         "sales_top",
         "en",
     ): "In {month}, the product with the highest {metric} was {product} ({value}).",
-    ("sales_bottom", "zh"): "{month}{metric}最低的产品是「{product}」，{metric}{value}。",
+    ("sales_bottom", "zh"): "{month}{metric}最低的产品是「{product}」，{metric} {value}。",
     (
         "sales_bottom",
         "en",

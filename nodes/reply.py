@@ -7,6 +7,7 @@ text never reach the user; a missing order is said to be missing, and nothing is
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -106,7 +107,7 @@ def _describe_sales(
             return render("units", language, value=total)
         return render("yuan", language, value=total / 100)
 
-    month = data["month"]
+    month = _month_label(data["month"], language)
     if not rows or rows[0].get("total") is None:
         return render("sales_no_data", language, month=month)
     if data["shape"] == "total":
@@ -118,6 +119,13 @@ def _describe_sales(
     return render(
         name, language, month=month, metric=metric, product=rows[0]["product"], value=value(rows[0])
     )
+
+
+def _month_label(month: str, language: str) -> str:
+    year, number = month.split("-")
+    if language == "zh":
+        return f"{int(year)}年{int(number)}月"
+    return date(int(year), int(number), 1).strftime("%B %Y")
 
 
 Describer = Callable[[dict[str, Any], dict[str, Any], AgentState, str], str]

@@ -107,6 +107,32 @@ def test_reach_demo_runs_on_embedded_defaults(tmp_path):
     ):
         assert node in out
     assert "配送中" in out and "15 分钟" in out
+    assert "北京现在晴" in out  # weather, from the demo's local weather API
+    assert "2024年6月销售额最高的产品是「蓝牙耳机」" in out  # sales, on the design's June 2024
+
+
+def test_reach_demo_runs_one_scenario_and_refuses_an_unknown_one(tmp_path):
+    reach = Path(sys.executable).parent / "reach"
+    env = {**os.environ, "COLUMNS": "200"}
+    one = subprocess.run(
+        [str(reach), "demo", "--scenario", "weather", "--data-dir", str(tmp_path)],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "杭州现在小雨" in one.stdout and "配送中" not in one.stdout
+    bad = subprocess.run(
+        [str(reach), "demo", "--scenario", "nope"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and "unknown scenario" in bad.stdout
 
 
 def test_reach_chat_asks_before_a_refund_and_the_next_message_answers(tmp_path):
