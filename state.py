@@ -337,7 +337,7 @@ def add_steps(left: int | None, right: int | None) -> int:
     return (left or 0) + (right or 0)
 
 
-Decision = Literal["continue", "clarify", "retry", "handoff"]
+Decision = Literal["continue", "clarify", "retry", "handoff", "revise"]
 
 
 class AgentState(TypedDict, total=False):
@@ -374,7 +374,7 @@ class AgentState(TypedDict, total=False):
     step_count: Annotated[int, add_steps]
     """Node steps spent on the current task."""
     decision: Decision
-    """What reflect-refine decided: continue, ask, retry the tool or hand over."""
+    """What to do next: continue, ask, retry the tool, hand over, or revise a confirmed call."""
     error: dict[str, Any] | None
     """The last failure envelope, for routing and audit; never shown to the user."""
 

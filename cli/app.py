@@ -18,8 +18,8 @@ from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
 from state import Context
+from tools.clock import TODAY_ENV
 from tools.db import DATA_DIR_ENV
-from tools.sales import TODAY_ENV
 from tools.weather import WEATHER_URL_ENV
 
 app = typer.Typer(help="Agent-Reach: an agent that understands, asks, acts and recovers.")
@@ -40,6 +40,18 @@ SCENARIOS: dict[str, tuple[str, str, list[str]]] = {
             "嗯……那个……",
             "订单号是 12345",
             "OD-20240619-003 到哪了？",
+        ],
+    ),
+    "flights": (
+        "u_10001",
+        "customer",
+        [
+            "帮我订一张去北京的机票",
+            "6月20号从上海出发",
+            "乘客张三，身份证110101199001011234",
+            "身份证号是110101199001011237",
+            "不对，是 6 月 21 号",
+            "确认",
         ],
     ),
     "weather": (
@@ -65,8 +77,9 @@ SCENARIOS: dict[str, tuple[str, str, list[str]]] = {
         ],
     ),
 }
-DEMO_TODAY = "2024-07-15"
-"""The demo's "today", so "last month" is the design's June 2024."""
+DEMO_TODAY = {"sales": "2024-07-15", "flights": "2024-06-18"}
+"""The demo's "today" per scenario: the design's flight is on 2024-06-20, its sales month is
+June 2024."""
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Where the database and checkpoints live.")
@@ -112,7 +125,7 @@ def demo(
     if unknown:
         console.print(f"[red]unknown scenario {unknown[0]!r}; choose {', '.join(SCENARIOS)}[/red]")
         raise typer.Exit(2)
-    os.environ.setdefault(TODAY_ENV, DEMO_TODAY)
+    fixed_today = os.environ.get(TODAY_ENV)
     server = None
     if "weather" in names and not os.environ.get(WEATHER_URL_ENV):
         server, url = start_demo_weather_server()
@@ -121,6 +134,8 @@ def demo(
         agent = build_graph(checkpointer=make_checkpointer())
         for name in names:
             user, role, script = SCENARIOS[name]
+            if not fixed_today and name in DEMO_TODAY:
+                os.environ[TODAY_ENV] = DEMO_TODAY[name]
             thread = f"demo-{name}-{int(time.time() * 1000)}"
             context = Context(user_id=user, user_role=role)
             console.rule(f"{name} · thread {thread} · {user} ({role})")

@@ -41,6 +41,8 @@ def show_update(console: Console, node: str, update: dict[str, Any] | None) -> N
         line = f"slots={note['slot']} missing={update.get('missing_slots')}"
         if update.get("invalid_slots"):
             line += f" invalid={update['invalid_slots']}"
+    elif node == "tool" and update.get("decision") == "revise":
+        line = f"corrected {update.get('slots')}; asking again"
     elif node == "tool":
         parts = []
         for result in update.get("tool_results", []):

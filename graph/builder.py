@@ -14,6 +14,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from graph.checkpoint.masking import MaskingSerializer
 from nodes.clarify import clarify
 from nodes.handoff import handoff
 from nodes.intent import make_intent_node
@@ -56,7 +57,7 @@ def make_builder(services: Services | None = None) -> StateGraph[AgentState, Con
     builder.add_conditional_edges(
         "tool",
         partial(route_after_tool, max_retries=services.max_tool_retries),
-        ["reply", "reflect_refine", "handoff"],
+        ["reply", "reflect_refine", "handoff", "tool"],
     )
     builder.add_edge("clarify", END)
     builder.add_edge("reply", END)
@@ -88,6 +89,9 @@ def build_graph(
         msg = f"pass either services or {sorted(service_options)}, not both"
         raise TypeError(msg)
     options.setdefault("name", "agent")
+    if checkpointer is not None and not isinstance(checkpointer.serde, MaskingSerializer):
+        # the turn's input is checkpointed before any node runs: mask ID numbers on the way
+        checkpointer.serde = MaskingSerializer(checkpointer.serde)
     return make_builder(services).compile(checkpointer=checkpointer, **options)
 
 

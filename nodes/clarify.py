@@ -43,8 +43,20 @@ def clarifying_question(state: AgentState) -> str:
             )
         return render("ask_intent", language)
     missing = state.get("missing_slots") or []
+    invalid_id = (state.get("invalid_slots") or {}).get("passenger_id")
+    if invalid_id:
+        value, _, reason = invalid_id.partition(": ")
+        reasons = {"check digit does not match": ("校验位不正确", "wrong check digit")}
+        zh, en = reasons.get(reason, (reason, reason))
+        return render(
+            "invalid_passenger_id", language, value=value, reason=zh if language == "zh" else en
+        )
     if "city" in missing:
         return render("ask_city", language, task=intent_label(intent, language))
+    if missing and missing != ["order_id"]:
+        separator = "、" if language == "zh" else ", "
+        names = separator.join(render(f"slot_{name}", language) for name in missing)
+        return render("ask_slots", language, task=intent_label(intent, language), slots=names)
     invalid = (state.get("invalid_slots") or {}).get("order_id")
     if invalid:
         value, _, _reason = invalid.partition(": ")

@@ -23,9 +23,21 @@ _REJECT = re.compile(
 )
 
 
-def confirmation_request(waiting: list[PreparedCall], language: str) -> dict[str, Any]:
-    """Build the interrupt payload: the actions, masked, and the question to ask."""
-    actions = [call.action() for call in waiting]
+def confirmation_request(
+    waiting: list[PreparedCall], language: str, *, display: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Build the interrupt payload: the actions, masked, and the question to ask.
+
+    ``display`` maps stored values (vault tokens) to what a person should see instead.
+    """
+    display = display or {}
+    actions = []
+    for call in waiting:
+        action = call.action()
+        action["arguments"] = {
+            key: display.get(str(value), value) for key, value in action["arguments"].items()
+        }
+        actions.append(action)
     lines = [
         render(
             "confirm_action",

@@ -17,6 +17,8 @@ INTENT_LABELS = {
     ("URGE_DELIVERY", "en"): "hurry a delivery",
     ("QUERY_WEATHER", "zh"): "查询天气",
     ("QUERY_WEATHER", "en"): "check the weather",
+    ("BOOK_FLIGHT", "zh"): "预订机票",
+    ("BOOK_FLIGHT", "en"): "book a flight",
     ("QUERY_SALES", "zh"): "查询销售数据",
     ("QUERY_SALES", "en"): "look up sales figures",
 }
@@ -61,6 +63,41 @@ TEMPLATES: dict[tuple[str, str], str] = {
     ),
     ("multiple_order_ids", "zh"): "您提到了多个订单号（{value}），请问是哪一个？",
     ("multiple_order_ids", "en"): "You mentioned several order numbers ({value}). Which one?",
+    ("ask_slots", "zh"): "好的，我来帮您{task}。还需要：{slots}。",
+    ("ask_slots", "en"): "Sure, I can help you {task}. I still need: {slots}.",
+    ("invalid_passenger_id", "zh"): "身份证号 {value} {reason}，请核对后重新提供。",
+    (
+        "invalid_passenger_id",
+        "en",
+    ): "The ID number {value} is not valid ({reason}); please check it.",
+    ("slot_origin", "zh"): "出发城市",
+    ("slot_origin", "en"): "departure city",
+    ("slot_destination", "zh"): "到达城市",
+    ("slot_destination", "en"): "destination",
+    ("slot_departure_date", "zh"): "出发日期",
+    ("slot_departure_date", "en"): "travel date",
+    ("slot_passenger_name", "zh"): "乘客姓名",
+    ("slot_passenger_name", "en"): "passenger's name",
+    ("slot_passenger_id", "zh"): "乘客身份证号",
+    ("slot_passenger_id", "en"): "passenger's ID number",
+    ("flight_booked", "zh"): (
+        "已为{passenger_name}（身份证 {passenger_id}）预订 {departure_date} "
+        "{origin}→{destination} 的 {flight_no} 航班，{depart_time} 起飞，{arrive_time} 到达，"
+        "订单号 {booking_id}，票价 {price} 元。"
+    ),
+    ("flight_booked", "en"): (
+        "Booked {flight_no} from {origin} to {destination} on {departure_date} for "
+        "{passenger_name} (ID {passenger_id}): departs {depart_time}, arrives {arrive_time}. "
+        "Booking {booking_id}, fare ¥{price}."
+    ),
+    (
+        "flight_unavailable",
+        "zh",
+    ): "{departure_date} {origin}→{destination} 没有可订的航班（{reason}）。要换个日期吗？",
+    ("flight_unavailable", "en"): (
+        "There is no seat from {origin} to {destination} on {departure_date} ({reason}). "
+        "Another date?"
+    ),
     ("ask_city", "zh"): "好的，我来帮您{task}。请问是哪个城市？",
     ("ask_city", "en"): "Sure, I can help you {task}. Which city?",
     # weather

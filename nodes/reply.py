@@ -128,10 +128,36 @@ def _month_label(month: str, language: str) -> str:
     return date(int(year), int(number), 1).strftime("%B %Y")
 
 
+def _describe_flight(
+    result: dict[str, Any], data: dict[str, Any], state: AgentState, language: str
+) -> str:
+    slots = state.get("slots") or {}
+    if result["status"] == "success":
+        return render(
+            "flight_booked",
+            language,
+            price=f"{data['price_cents'] / 100:,.0f}",
+            **{k: v for k, v in data.items() if k != "price_cents"},
+        )
+    if result.get("error_type") == "not_found":
+        reasons = {"sold_out": ("已售罄", "sold out"), "no_flight": ("无此航线", "no such flight")}
+        zh, en = reasons.get(str(data.get("reason")), ("无座位", "no seat"))
+        return render(
+            "flight_unavailable",
+            language,
+            origin=slots.get("origin", ""),
+            destination=slots.get("destination", ""),
+            departure_date=slots.get("departure_date", ""),
+            reason=zh if language == "zh" else en,
+        )
+    return render("handoff", language, task=intent_label(state.get("intent", ""), language))
+
+
 Describer = Callable[[dict[str, Any], dict[str, Any], AgentState, str], str]
 DESCRIBERS: dict[str, Describer] = {
     "query_weather": _describe_weather,
     "query_sales_report": _describe_sales,
+    "book_flight_ticket": _describe_flight,
 }
 
 

@@ -48,11 +48,13 @@ def route_after_slots(state: AgentState) -> Literal["clarify", "tool"]:
 
 def route_after_tool(
     state: AgentState, *, max_retries: int = 2
-) -> Literal["reply", "reflect_refine", "handoff"]:
+) -> Literal["reply", "reflect_refine", "handoff", "tool"]:
     """Reply on success, a user-fixable failure or a declined action; else retry or hand over.
 
     Transient failures go back through reflect-refine while retries remain.
     """
+    if state.get("decision") == "revise":
+        return "tool"  # the user corrected a detail instead of confirming: ask again
     error = state.get("error")
     if not error:
         return "reply"

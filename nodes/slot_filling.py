@@ -8,10 +8,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.common import Node, latest_user_message, message_text, protocol_message
+from nodes.common import Node, context_of, latest_user_message, message_text, protocol_message
 from nodes.services import Services
 from nodes.tasks import TASKS
 from state import AgentState, Context
+from tools.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
 
 
 def make_slot_filling_node(services: Services) -> Node:
@@ -22,7 +23,8 @@ def make_slot_filling_node(services: Services) -> Node:
         intent = state.get("intent", "")
         text = message_text(latest_user_message(state))
         found = services.understanding.extract_slots(text, intent)
-        slots = {**(state.get("slots") or {}), **found.slots}
+        new_slots = vault_identity(found.slots, services, context_of(runtime).user_id)
+        slots = {**(state.get("slots") or {}), **new_slots}
         calls, missing = plan_tool_calls(intent, slots, state.get("task_id", ""))
         note = protocol_message(
             state,
@@ -39,7 +41,7 @@ def make_slot_filling_node(services: Services) -> Node:
             confidence=state.get("confidence", 1.0),
         )
         return {
-            "slots": found.slots,
+            "slots": new_slots,
             "missing_slots": missing,
             "invalid_slots": found.invalid,
             "pending_tool_calls": calls,
@@ -48,6 +50,15 @@ def make_slot_filling_node(services: Services) -> Node:
         }
 
     return slot_filling
+
+
+def vault_identity(slots: dict[str, Any], services: Services, user_id: str) -> dict[str, Any]:
+    """Swap a full ID number for a vault token, so state and messages never hold it."""
+    number = slots.get("passenger_id")
+    if not number or str(number).startswith(TOKEN_PREFIX):
+        return slots
+    token = IdentityVault(services.database).store(user_id, str(number))
+    return {**slots, "passenger_id": token, "passenger_id_masked": mask_id_card(str(number))}
 
 
 def plan_tool_calls(

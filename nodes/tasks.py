@@ -37,6 +37,12 @@ TASKS: dict[str, TaskSpec] = {
             order_related=False,
         ),
         TaskSpec(
+            "BOOK_FLIGHT",
+            "book_flight_ticket",
+            ("origin", "destination", "departure_date", "passenger_name", "passenger_id"),
+            order_related=False,
+        ),
+        TaskSpec(
             "QUERY_SALES",
             "query_sales_report",
             ("question",),

@@ -18,6 +18,8 @@ from langgraph.types import interrupt
 from nodes.common import Node, context_of, protocol_fields, session_id
 from nodes.confirmation import confirmation_request, read_decision
 from nodes.services import Services
+from nodes.slot_filling import plan_tool_calls, vault_identity
+from nodes.tasks import TASKS
 from state import AgentState, Context, ProtocolMessage
 from tools.executor import ActionExecutor, Decision, PreparedCall
 from tools.guards import TaskHistory
@@ -46,8 +48,18 @@ def make_tool_node(services: Services) -> Node:
         waiting = [p for p in planned if isinstance(p, PreparedCall) and p.needs_confirmation]
         decision: Decision | None = None
         if waiting:
-            answer = interrupt(confirmation_request(waiting, state.get("language", "zh")))
+            display = {
+                str(value): str(state.get("slots", {}).get(f"{name}_masked"))
+                for name, value in (state.get("slots") or {}).items()
+                if f"{name}_masked" in (state.get("slots") or {})
+            }
+            answer = interrupt(
+                confirmation_request(waiting, state.get("language", "zh"), display=display)
+            )
             decision = read_decision(answer)
+            revision = _corrections(services, state, answer, decision, context.user_id)
+            if revision is not None:
+                return revision
             planned = _apply_edit(executor, planned, decision, tool_context)
         results = _run_all(executor, planned, tool_context, decision)
 
@@ -89,10 +101,37 @@ def make_tool_node(services: Services) -> Node:
             "protocol": notes,
             "tool_results": results,
             "error": failed,
+            "decision": "continue",
             "step_count": 1,
         }
 
     return tool
+
+
+def _corrections(
+    services: Services, state: AgentState, answer: Any, decision: Decision, user_id: str
+) -> dict[str, Any] | None:
+    """Read a correction given instead of a yes ("不对，是 6 月 21 号") as new slot values.
+
+    Nothing runs: the call is re-planned from the corrected slots and asked about again.
+    """
+    if decision.kind != "reject" or not isinstance(answer, str):
+        return None
+    intent = state.get("intent", "")
+    found = services.understanding.extract_slots(answer, intent).slots
+    old = state.get("slots") or {}
+    changed = {k: v for k, v in found.items() if old.get(k) != v}
+    if not changed or intent not in TASKS:
+        return None
+    changed = vault_identity(changed, services, user_id)
+    calls, missing = plan_tool_calls(intent, {**old, **changed}, state.get("task_id", ""))
+    return {
+        "slots": changed,
+        "pending_tool_calls": calls,
+        "missing_slots": missing,
+        "decision": "revise",
+        "step_count": 1,
+    }
 
 
 def _apply_edit(

@@ -20,6 +20,7 @@ from datetime import date
 from typing import Any, Literal, Protocol
 
 from nodes.tasks import TASKS, UNKNOWN
+from tools.clock import today
 from tools.pii import looks_like_phone
 
 Language = Literal["zh", "en"]
@@ -173,6 +174,21 @@ CUES: dict[str, tuple[tuple[str, float], ...]] = {
         ("top product", STRONG),
         ("sold", WEAK),
     ),
+    "BOOK_FLIGHT": (
+        ("机票", 1.2),
+        ("订票", 1.2),
+        ("航班", STRONG),
+        ("坐飞机", STRONG),
+        ("飞机", WEAK),
+        ("乘客", WEAK),
+        ("身份证", WEAK),
+        ("book a flight", 1.2),
+        ("flight", STRONG),
+        ("plane ticket", 1.2),
+        ("fly to", STRONG),
+        ("fly from", STRONG),
+        ("passenger", WEAK),
+    ),
 }
 
 TOPIC_CUES = ("订单号", "订单", "单号", "外卖", "order", "delivery")
@@ -280,6 +296,105 @@ def find_city(text: str) -> str | None:
     return None
 
 
+_ZH_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3}
+_EN_MONTHS = {
+    m.lower(): i
+    for i, m in enumerate(
+        [
+            "January",
+            "February",
+            "March",
+            "April",
+            "May",
+            "June",
+            "July",
+            "August",
+            "September",
+            "October",
+            "November",
+            "December",
+        ],
+        start=1,
+    )
+}
+
+
+def _city_pattern() -> str:
+    from tools.weather import CITY_NAMES
+
+    names = sorted([*CITY_NAMES, *CITY_NAMES.values()], key=len, reverse=True)
+    return "|".join(re.escape(name) for name in names)
+
+
+def extract_flight_slots(text: str, now: date) -> SlotResult:
+    """Find route, date, passenger name and ID number; corrections simply restate a value."""
+    from tools.vault import id_card_problem, mask_id_card
+
+    slots: dict[str, Any] = {}
+    invalid: dict[str, str] = {}
+    cities = _city_pattern()
+    route = re.search(
+        rf"(?:从|from\s+)?({cities})\s*(?:出发)?\s*(?:到|去|飞往|飞|→|->|-|to)\s*({cities})",
+        text,
+        re.IGNORECASE,
+    )
+    if route:
+        slots["origin"], slots["destination"] = route.group(1), route.group(2)
+    else:
+        to = re.search(rf"(?:去|到|飞往|飞|\bto\s+)({cities})", text, re.IGNORECASE)
+        frm = re.search(rf"(?:从|\bfrom\s+)({cities})", text, re.IGNORECASE)
+        if to:
+            slots["destination"] = to.group(1)
+        if frm:
+            slots["origin"] = frm.group(1)
+    day = _find_date(text, now)
+    if day is not None:
+        slots["departure_date"] = day.isoformat()
+    name = re.search(
+        r"(?:乘客|旅客|乘机人|名字是|名字叫|姓名[是:：]?|我叫)\s*(?:是|为|叫)?\s*"
+        r"([\u4e00-\u9fff]{2,4}?)(?=[，,。.\s]|身份|的|$|\d)",
+        text,
+    ) or re.search(
+        r"passenger(?:'s name)?(?: is| name is|:)?\s+([A-Z][a-z]+(?: [A-Z][a-z]+)*)", text
+    )
+    if name:
+        slots["passenger_name"] = name.group(1)
+    number = re.search(r"(?<![0-9])(\d{17}[\dXx])(?![0-9])", text)
+    if number:
+        problem = id_card_problem(number.group(1))
+        if problem:
+            invalid["passenger_id"] = f"{mask_id_card(number.group(1))}: {problem}"
+        else:
+            slots["passenger_id"] = number.group(1).upper()
+    return SlotResult(slots=slots, invalid=invalid)
+
+
+def _find_date(text: str, now: date) -> date | None:
+    full = re.search(r"(20\d{2})\s*[-/年.]\s*(\d{1,2})\s*[-/月.]\s*(\d{1,2})", text)
+    try:
+        if full:
+            return date(int(full.group(1)), int(full.group(2)), int(full.group(3)))
+        short = re.search(r"(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", text)
+        if short:
+            return date(now.year, int(short.group(1)), int(short.group(2)))
+        english = re.search(r"\b(" + "|".join(_EN_MONTHS) + r")\s+(\d{1,2})", text, re.IGNORECASE)
+        if english:
+            return date(now.year, _EN_MONTHS[english.group(1).lower()], int(english.group(2)))
+    except ValueError:
+        return None
+    for word, offset in (
+        ("大后天", 3),
+        ("后天", 2),
+        ("明天", 1),
+        ("今天", 0),
+        ("tomorrow", 1),
+        ("today", 0),
+    ):
+        if word in text.lower():
+            return date.fromordinal(now.toordinal() + offset)
+    return None
+
+
 def _valid_date(stamp: str) -> bool:
     try:
         date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:]))
@@ -323,6 +438,8 @@ class RuleBasedUnderstanding:
         if "city" in wanted:
             city = find_city(text)
             return SlotResult(slots={"city": city}) if city else SlotResult()
+        if "passenger_id" in wanted:
+            return extract_flight_slots(text, today())
         if "question" in wanted:
             return SlotResult(slots={"question": text.strip()}) if text.strip() else SlotResult()
         if "order_id" not in wanted:

@@ -10,6 +10,7 @@ from tools.admission import RedisAdmission
 from tools.audit import AuditLog
 from tools.db import data_dir
 from tools.executor import ActionExecutor, ExecutorSettings
+from tools.flights import FLIGHT_TOOLS
 from tools.guards import CircuitBreakers, RateLimiter
 from tools.orders import ORDER_TOOLS
 from tools.registry import ToolRegistry
@@ -23,7 +24,7 @@ RETENTION_ENV = "REACH_IDEMPOTENCY_RETENTION_S"
 def default_registry() -> ToolRegistry:
     """Return a fresh registry holding the built-in tools."""
     registry = ToolRegistry()
-    for card in (*ORDER_TOOLS, *WEATHER_TOOLS, *SALES_TOOLS):
+    for card in (*ORDER_TOOLS, *FLIGHT_TOOLS, *WEATHER_TOOLS, *SALES_TOOLS):
         registry.register(card)
     return registry
 

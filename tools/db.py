@@ -60,6 +60,35 @@ CREATE TABLE IF NOT EXISTS sales (
     cost_cents   INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sales_by_month ON sales(month, product);
+CREATE TABLE IF NOT EXISTS pii_vault (
+    token        TEXT PRIMARY KEY,
+    owner_id     TEXT NOT NULL,
+    value        TEXT NOT NULL,
+    masked       TEXT NOT NULL,
+    created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE TABLE IF NOT EXISTS flights (
+    flight_no    TEXT NOT NULL,
+    origin       TEXT NOT NULL,
+    destination  TEXT NOT NULL,
+    flight_date  TEXT NOT NULL,
+    depart_time  TEXT NOT NULL,
+    arrive_time  TEXT NOT NULL,
+    seats_left   INTEGER NOT NULL CHECK (seats_left >= 0),
+    price_cents  INTEGER NOT NULL,
+    PRIMARY KEY (flight_no, flight_date)
+);
+CREATE TABLE IF NOT EXISTS flight_bookings (
+    booking_id   TEXT PRIMARY KEY,
+    user_id      TEXT NOT NULL,
+    flight_no    TEXT NOT NULL,
+    flight_date  TEXT NOT NULL,
+    passenger_name TEXT NOT NULL,
+    passenger_token TEXT NOT NULL,
+    passenger_masked TEXT NOT NULL,
+    created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    UNIQUE (flight_no, flight_date, passenger_token)
+);
 CREATE TABLE IF NOT EXISTS payloads (
     sha256       TEXT PRIMARY KEY,
     body         BLOB NOT NULL,
@@ -72,6 +101,14 @@ SEED_USERS = [
     ("u_10002", "李四", "customer"),
     ("u_90001", "客服小王", "agent"),
     ("u_80001", "分析师老周", "analyst"),
+]
+
+SEED_FLIGHTS = [  # the design's Shanghai → Beijing flight on 2024-06-20, and neighbours
+    ("MU5101", "Shanghai", "Beijing", "2024-06-20", "08:00", "10:15", 12, 98000),
+    ("CA1858", "Shanghai", "Beijing", "2024-06-20", "13:30", "15:45", 1, 105000),
+    ("MU5101", "Shanghai", "Beijing", "2024-06-21", "08:00", "10:15", 20, 88000),
+    ("CA1501", "Beijing", "Shanghai", "2024-06-20", "09:00", "11:10", 30, 96000),
+    ("CZ3101", "Guangzhou", "Beijing", "2024-06-20", "07:30", "10:40", 8, 112000),
 ]
 
 SALES_PRODUCTS = [  # product, unit price (cents), unit cost (cents; hidden from reports)
@@ -248,6 +285,12 @@ class Database:
                     "INSERT INTO orders (order_id, user_id, status, eta_minutes, eta_date,"
                     " amount_cents, item, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     SEED_ORDERS,
+                )
+                conn.executemany(
+                    "INSERT INTO flights (flight_no, origin, destination, flight_date,"
+                    " depart_time, arrive_time, seats_left, price_cents)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    SEED_FLIGHTS,
                 )
                 conn.executemany(
                     "INSERT INTO sales (product, month, day, quantity, amount_cents, cost_cents)"

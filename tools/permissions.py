@@ -10,7 +10,9 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
-    "customer": frozenset({"order:read", "order:refund", "order:urge", "weather:read"}),
+    "customer": frozenset(
+        {"order:read", "order:refund", "order:urge", "weather:read", "flight:book"}
+    ),
     "agent": frozenset({"order:read", "order:urge", "order:any", "weather:read"}),
     "analyst": frozenset({"report:read", "weather:read"}),
     "admin": frozenset({"*"}),

@@ -7,7 +7,6 @@ runs on a read-only connection, with parameters and a row limit.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -15,23 +14,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools.clock import today
 from tools.db import Database
 from tools.errors import UserFixableError
 from tools.registry import ToolCard, ToolContext
 from tools.sql_guard import SqlPolicy, UnsafeQueryError, check_query, with_row_limit
 
-TODAY_ENV = "REACH_TODAY"
 SALES_POLICY = SqlPolicy(
     tables=frozenset({"sales"}),
     columns=frozenset({"sale_id", "product", "month", "day", "quantity", "amount_cents"}),
     max_rows=50,
 )
-
-
-def today() -> date:
-    """Return today, or ``REACH_TODAY`` (YYYY-MM-DD) when set, so "last month" is testable."""
-    fixed = os.environ.get(TODAY_ENV)
-    return date.fromisoformat(fixed) if fixed else date.today()
 
 
 class SalesQuestion(BaseModel):

@@ -80,6 +80,7 @@ def test_model_view_is_openai_format_without_engineering_fields():
         "urge_delivery",
         "query_weather",
         "query_sales_report",
+        "book_flight_ticket",
     }
     text = json.dumps(views)
     for secret in ("idempotent", "permission", "handler", "risk", "timeout", "order:refund"):
