@@ -54,6 +54,18 @@ SCENARIOS: dict[str, tuple[str, str, list[str]]] = {
             "确认",
         ],
     ),
+    "transfer": (
+        "u_10001",
+        "customer",
+        [
+            "帮我转500元给ACC-2001",
+            "密码123456",
+            "确认",
+            "转 100 元给 ACC-2001，密码 111111",
+            "我要转账 3000 元到 ACC-3001，支付密码 123456",
+            "确认",
+        ],
+    ),
     "weather": (
         "u_10001",
         "customer",

@@ -15,7 +15,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.checkpoint.masking import MaskingSerializer
+from graph.finance import build_finance_agent
 from nodes.clarify import clarify
+from nodes.finance import make_handoff_node, route_after_finance
 from nodes.handoff import handoff
 from nodes.intent import make_intent_node
 from nodes.reflect_refine import make_reflect_refine_node
@@ -43,6 +45,7 @@ def make_builder(services: Services | None = None) -> StateGraph[AgentState, Con
     builder.add_node("tool", make_tool_node(services))
     builder.add_node("reply", reply)
     builder.add_node("handoff", handoff)
+    builder.add_node("finance", make_handoff_node(services, build_finance_agent(services)))
 
     builder.add_edge(START, "intent")
     builder.add_conditional_edges(
@@ -53,7 +56,8 @@ def make_builder(services: Services | None = None) -> StateGraph[AgentState, Con
     builder.add_conditional_edges(
         "reflect_refine", route_after_reflect, ["slot_filling", "tool", "clarify", "handoff"]
     )
-    builder.add_conditional_edges("slot_filling", route_after_slots, ["clarify", "tool"])
+    builder.add_conditional_edges("slot_filling", route_after_slots, ["clarify", "tool", "finance"])
+    builder.add_conditional_edges("finance", route_after_finance, ["reply"])
     builder.add_conditional_edges(
         "tool",
         partial(route_after_tool, max_retries=services.max_tool_retries),

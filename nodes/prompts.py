@@ -19,6 +19,8 @@ INTENT_LABELS = {
     ("QUERY_WEATHER", "en"): "check the weather",
     ("BOOK_FLIGHT", "zh"): "预订机票",
     ("BOOK_FLIGHT", "en"): "book a flight",
+    ("TRANSFER_MONEY", "zh"): "转账",
+    ("TRANSFER_MONEY", "en"): "make a transfer",
     ("QUERY_SALES", "zh"): "查询销售数据",
     ("QUERY_SALES", "en"): "look up sales figures",
 }
@@ -70,6 +72,43 @@ TEMPLATES: dict[tuple[str, str], str] = {
         "invalid_passenger_id",
         "en",
     ): "The ID number {value} is not valid ({reason}); please check it.",
+    ("slot_to_account", "zh"): "收款账户（ACC-NNNN）",
+    ("slot_to_account", "en"): "payee account (ACC-NNNN)",
+    ("slot_amount_cents", "zh"): "转账金额",
+    ("slot_amount_cents", "en"): "amount",
+    ("slot_pin", "zh"): "6 位支付密码",
+    ("slot_pin", "en"): "6-digit payment PIN",
+    ("transfer_done", "zh"): "已向{payee}（{to_account}）转账 {amount} 元，交易号 {transfer_id}。",
+    ("transfer_done", "en"): "Sent ¥{amount} to {payee} ({to_account}); transaction {transfer_id}.",
+    (
+        "transfer_review",
+        "zh",
+    ): "这笔 {amount} 元的转账需要风控审核，已提交，预计 2 小时内完成（交易号 {transfer_id}）。",
+    ("transfer_review", "en"): (
+        "This ¥{amount} transfer needs a risk review; it has been submitted and should complete "
+        "within 2 hours (transaction {transfer_id})."
+    ),
+    ("transfer_wrong_pin", "zh"): "支付密码不正确，转账已停止，没有扣款。",
+    (
+        "transfer_wrong_pin",
+        "en",
+    ): "The payment PIN is wrong; the transfer was stopped and nothing was taken.",
+    ("transfer_insufficient", "zh"): "余额不足（可用 {balance} 元），转账已停止，没有扣款。",
+    ("transfer_insufficient", "en"): (
+        "Insufficient balance (¥{balance} available); the transfer was stopped and nothing "
+        "was taken."
+    ),
+    ("transfer_no_payee", "zh"): "收款账户 {to_account} 不存在，转账已停止，没有扣款。",
+    ("transfer_no_payee", "en"): (
+        "Payee account {to_account} does not exist; the transfer was stopped and nothing was taken."
+    ),
+    ("transfer_reversed", "zh"): "转账未能完成清算，款项已原路退回您的账户，请稍后再试。",
+    ("transfer_reversed", "en"): (
+        "The transfer could not be cleared, so the money was returned to your account. "
+        "Please try again later."
+    ),
+    ("transfer_failed", "zh"): "转账暂时无法完成，没有扣款，请稍后再试。",
+    ("transfer_failed", "en"): "The transfer can't be completed right now; nothing was taken.",
     ("slot_origin", "zh"): "出发城市",
     ("slot_origin", "en"): "departure city",
     ("slot_destination", "zh"): "到达城市",

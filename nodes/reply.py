@@ -153,11 +153,54 @@ def _describe_flight(
     return render("handoff", language, task=intent_label(state.get("intent", ""), language))
 
 
+def _describe_transfer(
+    result: dict[str, Any], data: dict[str, Any], state: AgentState, language: str
+) -> str:
+    slots = state.get("slots") or {}
+    amount = f"{(slots.get('amount_cents') or data.get('amount_cents') or 0) / 100:,.2f}"
+    reason = data.get("reason")
+    if result["status"] == "success" and result["tool"] == "execute_transfer":
+        name = {"pending_review": "transfer_review", "completed": "transfer_done"}.get(
+            str(data.get("status")), "transfer_reversed"
+        )
+        payee = next(
+            (
+                s.get("data", {}).get("payee_name")
+                for s in state.get("tool_results", [])
+                if s.get("tool") == "check_balance" and s.get("data")
+            ),
+            "",
+        )
+        return render(
+            name,
+            language,
+            amount=amount,
+            payee=payee,
+            to_account=data.get("to_account", ""),
+            transfer_id=data.get("transfer_id", ""),
+        )
+    if reason == "wrong_pin":
+        return render("transfer_wrong_pin", language)
+    if reason == "insufficient":
+        return render(
+            "transfer_insufficient", language, balance=f"{data.get('balance_cents', 0) / 100:,.2f}"
+        )
+    if reason == "no_payee":
+        return render("transfer_no_payee", language, to_account=slots.get("to_account", ""))
+    if reason == "compensated":
+        return render("transfer_reversed", language)
+    return render("transfer_failed", language)
+
+
 Describer = Callable[[dict[str, Any], dict[str, Any], AgentState, str], str]
 DESCRIBERS: dict[str, Describer] = {
     "query_weather": _describe_weather,
     "query_sales_report": _describe_sales,
     "book_flight_ticket": _describe_flight,
+    **dict.fromkeys(
+        ("verify_identity", "check_balance", "assess_transfer_risk", "execute_transfer"),
+        _describe_transfer,
+    ),
 }
 
 

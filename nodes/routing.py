@@ -39,10 +39,13 @@ def route_after_reflect(
     return "clarify"
 
 
-def route_after_slots(state: AgentState) -> Literal["clarify", "tool"]:
-    """Ask for missing slots; run the tool once every required slot is known."""
+def route_after_slots(state: AgentState) -> Literal["clarify", "tool", "finance"]:
+    """Ask for missing slots; once all are known, run the tool or hand over to finance."""
     if state.get("missing_slots") or not state.get("pending_tool_calls"):
         return "clarify"
+    spec = TASKS.get(state.get("intent", ""))
+    if spec is not None and spec.agent == "finance":
+        return "finance"
     return "tool"
 
 

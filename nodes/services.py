@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nodes.understanding import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, Understanding
-from tools.catalog import default_executor, default_registry
+from tools.catalog import default_executor, default_registry, finance_registry
 from tools.db import Database
 from tools.executor import ActionExecutor
 from tools.registry import ToolRegistry
@@ -31,6 +31,7 @@ class Services:
     """Below this, the intent goes to reflect-refine."""
     _database: Database | None = field(default=None, init=False, repr=False)
     _executor: ActionExecutor | None = field(default=None, init=False, repr=False)
+    _finance_executor: ActionExecutor | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @property
@@ -48,3 +49,11 @@ class Services:
             if self._executor is None:
                 self._executor = self.executor_factory(self.registry)
             return self._executor
+
+    @property
+    def finance_executor(self) -> ActionExecutor:
+        """Return the finance agent's executor: its own tools, which the main agent lacks."""
+        with self._lock:
+            if self._finance_executor is None:
+                self._finance_executor = self.executor_factory(finance_registry())
+            return self._finance_executor

@@ -53,12 +53,18 @@ def make_slot_filling_node(services: Services) -> Node:
 
 
 def vault_identity(slots: dict[str, Any], services: Services, user_id: str) -> dict[str, Any]:
-    """Swap a full ID number for a vault token, so state and messages never hold it."""
+    """Swap an ID number or a PIN for a vault token, so state never holds it."""
+    out = dict(slots)
+    vault = IdentityVault(services.database)
     number = slots.get("passenger_id")
-    if not number or str(number).startswith(TOKEN_PREFIX):
-        return slots
-    token = IdentityVault(services.database).store(user_id, str(number))
-    return {**slots, "passenger_id": token, "passenger_id_masked": mask_id_card(str(number))}
+    if number and not str(number).startswith(TOKEN_PREFIX):
+        out["passenger_id"] = vault.store(user_id, str(number))
+        out["passenger_id_masked"] = mask_id_card(str(number))
+    pin = slots.get("pin")
+    if pin and not str(pin).startswith(TOKEN_PREFIX):
+        out["pin"] = vault.store(user_id, str(pin), masked="******")
+        out["pin_masked"] = "******"
+    return out
 
 
 def plan_tool_calls(

@@ -21,6 +21,8 @@ class TaskSpec:
     """When the tool keeps failing, hand over to a human (orders, money) or just say so."""
     order_related: bool = True
     """Order words and order numbers count as evidence for this intent."""
+    agent: str = "customer_service"
+    """Which agent carries the task out: the finance agent has tools the main one lacks."""
 
 
 TASKS: dict[str, TaskSpec] = {
@@ -41,6 +43,13 @@ TASKS: dict[str, TaskSpec] = {
             "book_flight_ticket",
             ("origin", "destination", "departure_date", "passenger_name", "passenger_id"),
             order_related=False,
+        ),
+        TaskSpec(
+            "TRANSFER_MONEY",
+            "execute_transfer",
+            ("to_account", "amount_cents", "pin"),
+            order_related=False,
+            agent="finance",
         ),
         TaskSpec(
             "QUERY_SALES",

@@ -189,6 +189,19 @@ CUES: dict[str, tuple[tuple[str, float], ...]] = {
         ("fly from", STRONG),
         ("passenger", WEAK),
     ),
+    "TRANSFER_MONEY": (
+        ("转账", 1.2),
+        ("转钱", 1.2),
+        ("汇款", 1.2),
+        ("打款", STRONG),
+        ("转给", STRONG),
+        ("付款给", STRONG),
+        ("转", WEAK),
+        ("transfer", 1.2),
+        ("send money", 1.2),
+        ("wire", STRONG),
+        ("pay ", WEAK),
+    ),
 }
 
 TOPIC_CUES = ("订单号", "订单", "单号", "外卖", "order", "delivery")
@@ -200,6 +213,8 @@ BIAS, W_SCORE, W_MARGIN = -2.5, 1.5, 2.5
 ORDER_ID_SUPPORT = {"CHECK_ORDER_STATUS": 0.3}
 ORDER_ID_DEFAULT_SUPPORT = 0.2
 CITY_SUPPORT = 0.5
+ACCOUNT_SUPPORT = 0.5
+"""An account number (ACC-NNNN) supports a transfer."""
 """A city name supports a weather question (as an order number supports an order one)."""
 """A bare order id hints at a status question, barely: on its own it stays below 0.6."""
 
@@ -369,6 +384,36 @@ def extract_flight_slots(text: str, now: date) -> SlotResult:
     return SlotResult(slots=slots, invalid=invalid)
 
 
+_ACCOUNT = re.compile(r"(?<![A-Za-z0-9])ACC-\d{4}(?!\d)", re.IGNORECASE)
+_AMOUNT = re.compile(
+    r"(?:¥|￥|rmb\s*|cny\s*)?(\d{1,9}(?:\.\d{1,2})?)\s*(?:元|块|yuan|rmb|cny)"
+    r"|(?:¥|￥)\s*(\d{1,9}(?:\.\d{1,2})?)",
+    re.IGNORECASE,
+)
+_PIN = re.compile(
+    r"(?:密码|支付密码|PIN|pin|passcode)\s*(?:是|为|:|：|is)?\s*(\d{6})(?!\d)", re.IGNORECASE
+)
+
+
+def extract_transfer_slots(text: str) -> SlotResult:
+    """Find the payee account, the amount (to cents) and the payment PIN."""
+    slots: dict[str, Any] = {}
+    invalid: dict[str, str] = {}
+    accounts = list(dict.fromkeys(m.group(0).upper() for m in _ACCOUNT.finditer(text)))
+    if len(accounts) == 1:
+        slots["to_account"] = accounts[0]
+    elif len(accounts) > 1:
+        invalid["to_account"] = "multiple: " + ", ".join(accounts)
+    amount = _AMOUNT.search(text)
+    if amount:
+        value = amount.group(1) or amount.group(2)
+        slots["amount_cents"] = round(float(value) * 100)
+    pin = _PIN.search(text)
+    if pin:
+        slots["pin"] = pin.group(1)
+    return SlotResult(slots=slots, invalid=invalid)
+
+
 def _find_date(text: str, now: date) -> date | None:
     full = re.search(r"(20\d{2})\s*[-/年.]\s*(\d{1,2})\s*[-/月.]\s*(\d{1,2})", text)
     try:
@@ -440,6 +485,8 @@ class RuleBasedUnderstanding:
             return SlotResult(slots={"city": city}) if city else SlotResult()
         if "passenger_id" in wanted:
             return extract_flight_slots(text, today())
+        if "pin" in wanted:
+            return extract_transfer_slots(text)
         if "question" in wanted:
             return SlotResult(slots={"question": text.strip()}) if text.strip() else SlotResult()
         if "order_id" not in wanted:
@@ -488,6 +535,9 @@ class RuleBasedUnderstanding:
             scores[intent] += topic
             if found:
                 scores[intent] += ORDER_ID_SUPPORT.get(intent, ORDER_ID_DEFAULT_SUPPORT)
+        if _ACCOUNT.search(text):
+            evidence.append("account")
+            scores["TRANSFER_MONEY"] += ACCOUNT_SUPPORT
         if find_city(text):
             evidence.append("city")
             scores["QUERY_WEATHER"] += CITY_SUPPORT

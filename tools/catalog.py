@@ -10,6 +10,7 @@ from tools.admission import RedisAdmission
 from tools.audit import AuditLog
 from tools.db import data_dir
 from tools.executor import ActionExecutor, ExecutorSettings
+from tools.finance import FINANCE_TOOLS
 from tools.flights import FLIGHT_TOOLS
 from tools.guards import CircuitBreakers, RateLimiter
 from tools.orders import ORDER_TOOLS
@@ -25,6 +26,14 @@ def default_registry() -> ToolRegistry:
     """Return a fresh registry holding the built-in tools."""
     registry = ToolRegistry()
     for card in (*ORDER_TOOLS, *FLIGHT_TOOLS, *WEATHER_TOOLS, *SALES_TOOLS):
+        registry.register(card)
+    return registry
+
+
+def finance_registry() -> ToolRegistry:
+    """Return the finance agent's registry: the transfer chain, nothing else."""
+    registry = ToolRegistry()
+    for card in FINANCE_TOOLS:
         registry.register(card)
     return registry
 

@@ -89,6 +89,23 @@ CREATE TABLE IF NOT EXISTS flight_bookings (
     created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
     UNIQUE (flight_no, flight_date, passenger_token)
 );
+CREATE TABLE IF NOT EXISTS accounts (
+    account_id   TEXT PRIMARY KEY,
+    user_id      TEXT NOT NULL,
+    holder_name  TEXT NOT NULL,
+    balance_cents INTEGER NOT NULL CHECK (balance_cents >= 0),
+    pin_hash     TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS transfers (
+    transfer_id  TEXT PRIMARY KEY,
+    from_account TEXT NOT NULL,
+    to_account   TEXT NOT NULL,
+    amount_cents INTEGER NOT NULL CHECK (amount_cents > 0),
+    status       TEXT NOT NULL,
+    risk_score   REAL NOT NULL,
+    note         TEXT,
+    created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
 CREATE TABLE IF NOT EXISTS payloads (
     sha256       TEXT PRIMARY KEY,
     body         BLOB NOT NULL,
@@ -109,6 +126,18 @@ SEED_FLIGHTS = [  # the design's Shanghai → Beijing flight on 2024-06-20, and 
     ("MU5101", "Shanghai", "Beijing", "2024-06-21", "08:00", "10:15", 20, 88000),
     ("CA1501", "Beijing", "Shanghai", "2024-06-20", "09:00", "11:10", 30, 96000),
     ("CZ3101", "Guangzhou", "Beijing", "2024-06-20", "07:30", "10:40", 8, 112000),
+]
+
+
+def pin_hash(account_id: str, pin: str) -> str:
+    """Hash a payment PIN with its account as salt; PINs are never stored."""
+    return hashlib.sha256(f"reach-pin|{account_id}|{pin}".encode()).hexdigest()
+
+
+SEED_ACCOUNTS = [  # account, owner, holder, balance (cents), PIN
+    ("ACC-1001", "u_10001", "张三", 500_000, "123456"),
+    ("ACC-2001", "u_10002", "李四", 200_000, "654321"),
+    ("ACC-3001", "merchant", "鲜味餐饮有限公司", 1_000_000, "000000"),
 ]
 
 SALES_PRODUCTS = [  # product, unit price (cents), unit cost (cents; hidden from reports)
@@ -285,6 +314,11 @@ class Database:
                     "INSERT INTO orders (order_id, user_id, status, eta_minutes, eta_date,"
                     " amount_cents, item, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     SEED_ORDERS,
+                )
+                conn.executemany(
+                    "INSERT INTO accounts (account_id, user_id, holder_name, balance_cents,"
+                    " pin_hash) VALUES (?, ?, ?, ?, ?)",
+                    [(a, u, h, b, pin_hash(a, p)) for a, u, h, b, p in SEED_ACCOUNTS],
                 )
                 conn.executemany(
                     "INSERT INTO flights (flight_no, origin, destination, flight_date,"

@@ -11,7 +11,14 @@ from fnmatch import fnmatchcase
 
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     "customer": frozenset(
-        {"order:read", "order:refund", "order:urge", "weather:read", "flight:book"}
+        {
+            "order:read",
+            "order:refund",
+            "order:urge",
+            "weather:read",
+            "flight:book",
+            "finance:transfer",
+        }
     ),
     "agent": frozenset({"order:read", "order:urge", "order:any", "weather:read"}),
     "analyst": frozenset({"report:read", "weather:read"}),

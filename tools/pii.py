@@ -14,6 +14,10 @@ from typing import Any
 _ID_CARD = re.compile(r"(?<![0-9A-Za-z])(\d{6})\d{8}(\d{3}[0-9Xx])(?![0-9A-Za-z])")
 # Mainland mobile numbers, optionally with +86 / 86 prefix.
 _PHONE = re.compile(r"(?<!\d)((?:\+?86[- ]?)?1[3-9]\d)\d{4}(\d{4})(?!\d)")
+# Secrets typed after a keyword: payment PINs, passwords, verification codes.
+_SECRET = re.compile(
+    r"((?:密码|支付密码|验证码|PIN|pin|passcode|password)\s*(?:是|为|:|：|is)?\s*)(\d{4,8})"
+)
 # Payment card numbers: 13-19 digits, possibly grouped, masked only when Luhn-valid.
 _CARD = re.compile(r"(?<![\d*])(\d{4})(?:[ -]?\d){5,11}([ -]?\d{4})(?![\d*])")
 
@@ -27,6 +31,7 @@ def mask_text(text: str) -> str:
     """
     text = _ID_CARD.sub(lambda m: f"{m.group(1)}{'*' * 8}{m.group(2)[-4:]}", text)
     text = _PHONE.sub(lambda m: f"{m.group(1)}****{m.group(2)}", text)
+    text = _SECRET.sub(lambda m: m.group(1) + "*" * len(m.group(2)), text)
     return _CARD.sub(_mask_card, text)
 
 

@@ -40,15 +40,16 @@ class IdentityVault:
         """Keep the vault in the business database (table ``pii_vault``)."""
         self.db = db
 
-    def store(self, owner_id: str, number: str) -> str:
-        """Keep ``number`` for ``owner_id`` and return its token."""
+    def store(self, owner_id: str, number: str, masked: str | None = None) -> str:
+        """Keep ``number`` (an ID number, or any secret) for ``owner_id``; return its token."""
         digest = hashlib.sha256(f"{owner_id}|{number.upper()}".encode()).hexdigest()[:24]
         token = f"{TOKEN_PREFIX}{digest}"
+        shown = masked if masked is not None else mask_id_card(number)
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT OR IGNORE INTO pii_vault (token, owner_id, value, masked)"
                 " VALUES (?, ?, ?, ?)",
-                (token, owner_id, number.upper(), mask_id_card(number)),
+                (token, owner_id, number.upper(), shown),
             )
         return token
 

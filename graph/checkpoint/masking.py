@@ -21,9 +21,15 @@ _ID_BYTES = re.compile(
 )
 
 
+_SECRET_BYTES = re.compile(
+    "((?:密码|支付密码|验证码|PIN|pin|password)\\s*(?:是|为|:|：|is)?\\s*)(\\d{4,8})".encode()
+)
+
+
 def mask_id_bytes(data: bytes) -> bytes:
-    """Mask every ID-card number in ``data`` without changing its length."""
-    return _ID_BYTES.sub(lambda m: m.group(1) + b"*" * 8 + m.group(3)[-4:], data)
+    """Mask ID-card numbers and keyword-marked secrets (PINs) without changing the length."""
+    data = _ID_BYTES.sub(lambda m: m.group(1) + b"*" * 8 + m.group(3)[-4:], data)
+    return _SECRET_BYTES.sub(lambda m: m.group(1) + b"*" * len(m.group(2)), data)
 
 
 class MaskingSerializer(SerializerProtocol):
