@@ -66,6 +66,11 @@ SCENARIOS: dict[str, tuple[str, str, list[str]]] = {
             "确认",
         ],
     ),
+    "appointment": (
+        "u_10001",
+        "customer",
+        ["我想挂号", "皮肤科，6月20号", "确认", "帮我预约6月20号的皮肤科"],
+    ),
     "weather": (
         "u_10001",
         "customer",
@@ -89,7 +94,7 @@ SCENARIOS: dict[str, tuple[str, str, list[str]]] = {
         ],
     ),
 }
-DEMO_TODAY = {"sales": "2024-07-15", "flights": "2024-06-18"}
+DEMO_TODAY = {"sales": "2024-07-15", "flights": "2024-06-18", "appointment": "2024-06-18"}
 """The demo's "today" per scenario: the design's flight is on 2024-06-20, its sales month is
 June 2024."""
 

@@ -16,6 +16,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.checkpoint.masking import MaskingSerializer
 from graph.finance import build_finance_agent
+from nodes.appointment import make_appointment_node
 from nodes.clarify import clarify
 from nodes.finance import make_handoff_node, route_after_finance
 from nodes.handoff import handoff
@@ -46,6 +47,7 @@ def make_builder(services: Services | None = None) -> StateGraph[AgentState, Con
     builder.add_node("reply", reply)
     builder.add_node("handoff", handoff)
     builder.add_node("finance", make_handoff_node(services, build_finance_agent(services)))
+    builder.add_node("appointment", make_appointment_node(services))
 
     builder.add_edge(START, "intent")
     builder.add_conditional_edges(
@@ -56,8 +58,11 @@ def make_builder(services: Services | None = None) -> StateGraph[AgentState, Con
     builder.add_conditional_edges(
         "reflect_refine", route_after_reflect, ["slot_filling", "tool", "clarify", "handoff"]
     )
-    builder.add_conditional_edges("slot_filling", route_after_slots, ["clarify", "tool", "finance"])
+    builder.add_conditional_edges(
+        "slot_filling", route_after_slots, ["clarify", "tool", "finance", "appointment"]
+    )
     builder.add_conditional_edges("finance", route_after_finance, ["reply"])
+    builder.add_edge("appointment", "reply")
     builder.add_conditional_edges(
         "tool",
         partial(route_after_tool, max_retries=services.max_tool_retries),

@@ -21,6 +21,8 @@ INTENT_LABELS = {
     ("BOOK_FLIGHT", "en"): "book a flight",
     ("TRANSFER_MONEY", "zh"): "转账",
     ("TRANSFER_MONEY", "en"): "make a transfer",
+    ("BOOK_APPOINTMENT", "zh"): "预约挂号",
+    ("BOOK_APPOINTMENT", "en"): "book a medical appointment",
     ("QUERY_SALES", "zh"): "查询销售数据",
     ("QUERY_SALES", "en"): "look up sales figures",
 }
@@ -109,6 +111,49 @@ TEMPLATES: dict[tuple[str, str], str] = {
     ),
     ("transfer_failed", "zh"): "转账暂时无法完成，没有扣款，请稍后再试。",
     ("transfer_failed", "en"): "The transfer can't be completed right now; nothing was taken.",
+    ("slot_department", "zh"): "科室（内科、儿科、皮肤科）",
+    ("slot_department", "en"): "department (internal medicine, pediatrics, dermatology)",
+    ("slot_day", "zh"): "就诊日期",
+    ("slot_day", "en"): "day",
+    (
+        "confirm_appointment",
+        "zh",
+    ): "为{patient}预约 {day} {time} {department}{doctor}的号，确认吗？回复“确认”或“取消”。",
+    ("confirm_appointment", "en"): (
+        "Book {department} with {doctor} on {day} at {time} for {patient}? Reply yes or no."
+    ),
+    (
+        "appointment_notice",
+        "zh",
+    ): "您已预约 {slot_date} {slot_time} {department}{doctor}，预约号 {appointment_id}。",
+    ("appointment_notice", "en"): (
+        "Your appointment: {department}, {doctor}, {slot_date} {slot_time} ({appointment_id})."
+    ),
+    (
+        "appointment_booked",
+        "zh",
+    ): "预约成功：{slot_date} {slot_time} {department}{doctor}，预约号 {appointment_id}。{notice}",
+    ("appointment_booked", "en"): (
+        "Booked: {department} with {doctor} on {slot_date} at {slot_time} ({appointment_id}). "
+        "{notice}"
+    ),
+    ("appointment_notified", "zh"): "已短信通知您。",
+    ("appointment_notified", "en"): "A text message is on its way.",
+    ("appointment_not_notified", "zh"): "（通知短信暂时没有发出，预约不受影响，请记下预约号。）",
+    ("appointment_not_notified", "en"): (
+        "(The text message could not be sent; the booking stands. Please note the number.)"
+    ),
+    ("appointment_taken", "zh"): "抱歉，这个号刚被其他人约走了，请换个时间再试。",
+    ("appointment_taken", "en"): "Sorry, that slot was just taken. Please try another time.",
+    ("appointment_none", "zh"): "{day} {department}没有可预约的号了，要换一天吗？",
+    ("appointment_none", "en"): "There are no free {department} slots on {day}. Another day?",
+    ("appointment_no_department", "zh"): "没有找到“{department}”这个科室。",
+    ("appointment_no_department", "en"): "There is no department called {department}.",
+    ("appointment_failed", "zh"): "抱歉，预约没有成功，号源已释放，请稍后再试。",
+    (
+        "appointment_failed",
+        "en",
+    ): "Sorry, the booking failed; the slot was released. Please try later.",
     ("slot_origin", "zh"): "出发城市",
     ("slot_origin", "en"): "departure city",
     ("slot_destination", "zh"): "到达城市",

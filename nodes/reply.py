@@ -192,11 +192,56 @@ def _describe_transfer(
     return render("transfer_failed", language)
 
 
+def _describe_appointment(
+    result: dict[str, Any], data: dict[str, Any], state: AgentState, language: str
+) -> str:
+    by_tool = {r["tool"]: r for r in state.get("tool_results") or []}
+    slots = state.get("slots") or {}
+    booking = by_tool.get("book_appointment")
+    if booking and booking["status"] == "success":
+        notify = by_tool.get("notify_patient")
+        notice = render(
+            "appointment_notified"
+            if notify and notify["status"] == "success"
+            else "appointment_not_notified",
+            language,
+        )
+        return render("appointment_booked", language, notice=notice, **booking["data"])
+    if booking and booking["status"] == "rejected" and booking.get("error_type") is None:
+        return render("declined", language, task=intent_label(state.get("intent", ""), language))
+    hold = by_tool.get("hold_appointment_slot")
+    if hold and hold["status"] != "success":
+        return render("appointment_taken", language)
+    if booking:
+        return render("appointment_failed", language)
+    lookup = by_tool.get("list_free_slots")
+    if lookup and lookup.get("error_type") == "not_found":
+        return render("appointment_no_department", language, department=slots.get("department"))
+    return render(
+        "appointment_none",
+        language,
+        day=slots.get("day", ""),
+        department=slots.get("department", ""),
+    )
+
+
 Describer = Callable[[dict[str, Any], dict[str, Any], AgentState, str], str]
 DESCRIBERS: dict[str, Describer] = {
     "query_weather": _describe_weather,
     "query_sales_report": _describe_sales,
     "book_flight_ticket": _describe_flight,
+    **dict.fromkeys(
+        (
+            "list_departments",
+            "list_doctors",
+            "list_free_slots",
+            "hold_appointment_slot",
+            "book_appointment",
+            "release_appointment_slot",
+            "notify_patient",
+        ),
+        _describe_appointment,
+    ),
     **dict.fromkeys(
         ("verify_identity", "check_balance", "assess_transfer_risk", "execute_transfer"),
         _describe_transfer,

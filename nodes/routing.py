@@ -39,13 +39,17 @@ def route_after_reflect(
     return "clarify"
 
 
-def route_after_slots(state: AgentState) -> Literal["clarify", "tool", "finance"]:
-    """Ask for missing slots; once all are known, run the tool or hand over to finance."""
+def route_after_slots(
+    state: AgentState,
+) -> Literal["clarify", "tool", "finance", "appointment"]:
+    """Ask for missing slots; once all are known, run the tool or the task's own agent."""
     if state.get("missing_slots") or not state.get("pending_tool_calls"):
         return "clarify"
     spec = TASKS.get(state.get("intent", ""))
     if spec is not None and spec.agent == "finance":
         return "finance"
+    if spec is not None and spec.agent == "appointment":
+        return "appointment"
     return "tool"
 
 

@@ -52,6 +52,13 @@ TASKS: dict[str, TaskSpec] = {
             agent="finance",
         ),
         TaskSpec(
+            "BOOK_APPOINTMENT",
+            "book_appointment",
+            ("department", "day"),
+            order_related=False,
+            agent="appointment",
+        ),
+        TaskSpec(
             "QUERY_SALES",
             "query_sales_report",
             ("question",),

@@ -202,6 +202,18 @@ CUES: dict[str, tuple[tuple[str, float], ...]] = {
         ("wire", STRONG),
         ("pay ", WEAK),
     ),
+    "BOOK_APPOINTMENT": (
+        ("挂号", 1.2),
+        ("预约", STRONG),
+        ("看病", STRONG),
+        ("看医生", STRONG),
+        ("门诊", STRONG),
+        ("医生", WEAK),
+        ("appointment", 1.2),
+        ("see a doctor", 1.2),
+        ("doctor", WEAK),
+        ("clinic", WEAK),
+    ),
 }
 
 TOPIC_CUES = ("订单号", "订单", "单号", "外卖", "order", "delivery")
@@ -414,6 +426,30 @@ def extract_transfer_slots(text: str) -> SlotResult:
     return SlotResult(slots=slots, invalid=invalid)
 
 
+DEPARTMENTS = {
+    "内科": "内科",
+    "儿科": "儿科",
+    "皮肤科": "皮肤科",
+    "internal medicine": "内科",
+    "pediatrics": "儿科",
+    "dermatology": "皮肤科",
+}
+
+
+def extract_appointment_slots(text: str, now: date) -> SlotResult:
+    """Find the department and the day of an appointment."""
+    slots: dict[str, Any] = {}
+    lowered = text.lower()
+    for name, canonical in DEPARTMENTS.items():
+        if name in lowered:
+            slots["department"] = canonical
+            break
+    day = _find_date(text, now)
+    if day is not None:
+        slots["day"] = day.isoformat()
+    return SlotResult(slots=slots)
+
+
 def _find_date(text: str, now: date) -> date | None:
     full = re.search(r"(20\d{2})\s*[-/年.]\s*(\d{1,2})\s*[-/月.]\s*(\d{1,2})", text)
     try:
@@ -487,6 +523,8 @@ class RuleBasedUnderstanding:
             return extract_flight_slots(text, today())
         if "pin" in wanted:
             return extract_transfer_slots(text)
+        if "department" in wanted:
+            return extract_appointment_slots(text, today())
         if "question" in wanted:
             return SlotResult(slots={"question": text.strip()}) if text.strip() else SlotResult()
         if "order_id" not in wanted:
@@ -538,6 +576,9 @@ class RuleBasedUnderstanding:
         if _ACCOUNT.search(text):
             evidence.append("account")
             scores["TRANSFER_MONEY"] += ACCOUNT_SUPPORT
+        if any(name in lowered for name in DEPARTMENTS):
+            evidence.append("department")
+            scores["BOOK_APPOINTMENT"] += CITY_SUPPORT
         if find_city(text):
             evidence.append("city")
             scores["QUERY_WEATHER"] += CITY_SUPPORT

@@ -7,6 +7,7 @@ import os
 from redis import Redis
 
 from tools.admission import RedisAdmission
+from tools.appointments import APPOINTMENT_TOOLS
 from tools.audit import AuditLog
 from tools.db import data_dir
 from tools.executor import ActionExecutor, ExecutorSettings
@@ -25,7 +26,7 @@ RETENTION_ENV = "REACH_IDEMPOTENCY_RETENTION_S"
 def default_registry() -> ToolRegistry:
     """Return a fresh registry holding the built-in tools."""
     registry = ToolRegistry()
-    for card in (*ORDER_TOOLS, *FLIGHT_TOOLS, *WEATHER_TOOLS, *SALES_TOOLS):
+    for card in (*ORDER_TOOLS, *FLIGHT_TOOLS, *APPOINTMENT_TOOLS, *WEATHER_TOOLS, *SALES_TOOLS):
         registry.register(card)
     return registry
 

@@ -106,6 +106,40 @@ CREATE TABLE IF NOT EXISTS transfers (
     note         TEXT,
     created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
+CREATE TABLE IF NOT EXISTS departments (
+    dept_id      TEXT PRIMARY KEY,
+    name_zh      TEXT NOT NULL,
+    name_en      TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS doctors (
+    doctor_id    TEXT PRIMARY KEY,
+    dept_id      TEXT NOT NULL REFERENCES departments(dept_id),
+    name         TEXT NOT NULL,
+    title        TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS appointment_slots (
+    slot_id      TEXT PRIMARY KEY,
+    doctor_id    TEXT NOT NULL REFERENCES doctors(doctor_id),
+    slot_date    TEXT NOT NULL,
+    slot_time    TEXT NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('free', 'held', 'booked')),
+    held_by      TEXT,
+    held_until   REAL
+);
+CREATE TABLE IF NOT EXISTS appointments (
+    appointment_id TEXT PRIMARY KEY,
+    slot_id      TEXT NOT NULL UNIQUE REFERENCES appointment_slots(slot_id),
+    user_id      TEXT NOT NULL,
+    patient_name TEXT NOT NULL,
+    created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE TABLE IF NOT EXISTS notifications (
+    notification_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id      TEXT NOT NULL,
+    channel      TEXT NOT NULL,
+    content      TEXT NOT NULL,
+    created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
 CREATE TABLE IF NOT EXISTS payloads (
     sha256       TEXT PRIMARY KEY,
     body         BLOB NOT NULL,
@@ -138,6 +172,26 @@ SEED_ACCOUNTS = [  # account, owner, holder, balance (cents), PIN
     ("ACC-1001", "u_10001", "张三", 500_000, "123456"),
     ("ACC-2001", "u_10002", "李四", 200_000, "654321"),
     ("ACC-3001", "merchant", "鲜味餐饮有限公司", 1_000_000, "000000"),
+]
+
+SEED_DEPARTMENTS = [
+    ("D-INT", "内科", "internal medicine"),
+    ("D-PED", "儿科", "pediatrics"),
+    ("D-DER", "皮肤科", "dermatology"),
+]
+SEED_DOCTORS = [
+    ("DR-01", "D-INT", "王医生", "主任医师"),
+    ("DR-02", "D-INT", "陈医生", "主治医师"),
+    ("DR-03", "D-PED", "刘医生", "副主任医师"),
+    ("DR-04", "D-DER", "赵医生", "主治医师"),
+]
+SEED_SLOTS = [  # the dermatology clinic has one slot left on 2024-06-20
+    ("S-001", "DR-01", "2024-06-20", "09:00", "booked"),
+    ("S-002", "DR-01", "2024-06-20", "10:00", "free"),
+    ("S-003", "DR-02", "2024-06-20", "14:00", "free"),
+    ("S-004", "DR-03", "2024-06-20", "09:30", "free"),
+    ("S-005", "DR-04", "2024-06-20", "15:00", "free"),
+    ("S-006", "DR-01", "2024-06-21", "09:00", "free"),
 ]
 
 SALES_PRODUCTS = [  # product, unit price (cents), unit cost (cents; hidden from reports)
@@ -319,6 +373,13 @@ class Database:
                     "INSERT INTO accounts (account_id, user_id, holder_name, balance_cents,"
                     " pin_hash) VALUES (?, ?, ?, ?, ?)",
                     [(a, u, h, b, pin_hash(a, p)) for a, u, h, b, p in SEED_ACCOUNTS],
+                )
+                conn.executemany("INSERT INTO departments VALUES (?, ?, ?)", SEED_DEPARTMENTS)
+                conn.executemany("INSERT INTO doctors VALUES (?, ?, ?, ?)", SEED_DOCTORS)
+                conn.executemany(
+                    "INSERT INTO appointment_slots (slot_id, doctor_id, slot_date, slot_time,"
+                    " status) VALUES (?, ?, ?, ?, ?)",
+                    SEED_SLOTS,
                 )
                 conn.executemany(
                     "INSERT INTO flights (flight_no, origin, destination, flight_date,"

@@ -18,6 +18,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
             "weather:read",
             "flight:book",
             "finance:transfer",
+            "appointment:book",
         }
     ),
     "agent": frozenset({"order:read", "order:urge", "order:any", "weather:read"}),

@@ -81,6 +81,13 @@ def test_model_view_is_openai_format_without_engineering_fields():
         "query_weather",
         "query_sales_report",
         "book_flight_ticket",
+        "list_departments",
+        "list_doctors",
+        "list_free_slots",
+        "hold_appointment_slot",
+        "release_appointment_slot",
+        "book_appointment",
+        "notify_patient",
     }
     text = json.dumps(views)
     for secret in ("idempotent", "permission", "handler", "risk", "timeout", "order:refund"):

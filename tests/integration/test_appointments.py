@@ -1,0 +1,149 @@
+"""Medical appointments: parallel lookups, one confirmation, hold → book → notify, races."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from langgraph.types import Command
+
+from state import Context
+from tests.conftest import ALICE, BOB, registry_with, say
+from tools.appointments import NotificationBackends, list_free_slots
+
+pytestmark = pytest.mark.integration
+
+ASK = "帮我预约6月20号的皮肤科"
+CONFIG = {"configurable": {"thread_id": "t1"}}
+
+
+@pytest.fixture(autouse=True)
+def june_18(monkeypatch):
+    monkeypatch.setenv("REACH_TODAY", "2024-06-18")
+
+
+def slot(db, slot_id="S-005"):
+    return db.query_one(
+        "SELECT status, held_by FROM appointment_slots WHERE slot_id = ?", (slot_id,)
+    )
+
+
+def appointments(db):
+    return db.query("SELECT slot_id, user_id, patient_name FROM appointments")
+
+
+def test_happy_path_books_notifies_and_leaves_the_right_rows(make_app, db):
+    app = make_app()
+    say(app, ASK)
+    payload = app.get_state(CONFIG).tasks[0].interrupts[0].value
+    assert "15:00" in payload["question"] and "赵医生" in payload["question"]
+    assert slot(db)["status"] == "free"  # nothing held before the confirmation
+    out = app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert "预约成功" in out["messages"][-1].content and "已短信通知" in out["messages"][-1].content
+    assert slot(db)["status"] == "booked"
+    assert appointments(db) == [{"slot_id": "S-005", "user_id": "u_10001", "patient_name": "张三"}]
+    notices = db.query("SELECT user_id, content FROM notifications")
+    assert len(notices) == 1 and "S-005" not in notices[0]["content"]
+    tools = [r["tool"] for r in out["tool_results"]]
+    assert tools == [
+        "list_departments",
+        "list_doctors",
+        "list_free_slots",
+        "hold_appointment_slot",
+        "book_appointment",
+        "notify_patient",
+    ]
+
+
+def test_lookups_run_concurrently(make_app, db):
+    def slow(args, ctx):
+        time.sleep(0.3)
+        return list_free_slots(args, ctx)
+
+    from tools.appointments import list_departments, list_doctors
+
+    def slow_departments(args, ctx):
+        time.sleep(0.3)
+        return list_departments(args, ctx)
+
+    def slow_doctors(args, ctx):
+        time.sleep(0.3)
+        return list_doctors(args, ctx)
+
+    registry = registry_with("list_free_slots", handler=slow)
+    for name, handler in (("list_departments", slow_departments), ("list_doctors", slow_doctors)):
+        registry.register(
+            registry.get(name).__class__(**{**registry.get(name).__dict__, "handler": handler}),
+            replace_existing=True,
+        )
+    app = make_app(registry=registry)
+    started = time.perf_counter()
+    say(app, ASK)
+    assert time.perf_counter() - started < 0.85  # three 0.3 s lookups side by side
+
+
+def test_two_patients_racing_for_the_last_slot(make_app, db):
+    app = make_app()
+    for user, thread in ((ALICE, "a"), (BOB, "b")):
+        say(app, ASK, thread=thread, context=user)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outs = list(
+            pool.map(
+                lambda pair: app.invoke(
+                    Command(resume="确认"),
+                    {"configurable": {"thread_id": pair[0]}},
+                    context=pair[1],
+                ),
+                [("a", ALICE), ("b", BOB)],
+            )
+        )
+    replies = [out["messages"][-1].content for out in outs]
+    assert sum("预约成功" in r for r in replies) == 1
+    assert sum("刚被其他人约走" in r for r in replies) == 1
+    assert len(appointments(db)) == 1 and slot(db)["status"] == "booked"
+
+
+def test_failed_notification_keeps_the_booking(make_app, db, monkeypatch):
+    def down(user_id, content):
+        raise ConnectionError("sms gateway down")
+
+    monkeypatch.setattr(NotificationBackends, "send", staticmethod(down))
+    app = make_app()
+    say(app, ASK)
+    out = app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert "预约成功" in out["messages"][-1].content
+    assert "通知短信暂时没有发出" in out["messages"][-1].content
+    assert slot(db)["status"] == "booked" and len(appointments(db)) == 1
+
+
+def test_failed_booking_releases_the_hold(make_app, db):
+    from tools.errors import PermanentToolError
+
+    def broken(args, ctx):
+        raise PermanentToolError("booking service error")
+
+    app = make_app(registry=registry_with("book_appointment", handler=broken))
+    say(app, ASK)
+    out = app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert "号源已释放" in out["messages"][-1].content
+    assert slot(db) == {"status": "free", "held_by": None}
+    assert appointments(db) == []
+
+
+def test_declined_appointment_holds_nothing(make_app, db):
+    app = make_app()
+    say(app, ASK)
+    out = app.invoke(Command(resume="取消"), CONFIG, context=ALICE)
+    assert "已取消" in out["messages"][-1].content
+    assert slot(db)["status"] == "free" and appointments(db) == []
+
+
+def test_missing_details_are_asked_for_and_a_full_day_is_said(make_app, db):
+    app = make_app()
+    first = say(app, "我想挂号")
+    assert first["missing_slots"] == ["department", "day"]
+    say(app, "皮肤科，6月20号")
+    app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    again = say(app, ASK, thread="t2", context=Context(user_id="u_10002", user_role="customer"))
+    assert "没有可预约的号" in again["messages"][-1].content
