@@ -377,6 +377,8 @@ class AgentState(TypedDict, total=False):
     """What to do next: continue, ask, retry the tool, hand over, or revise a confirmed call."""
     error: dict[str, Any] | None
     """The last failure envelope, for routing and audit; never shown to the user."""
+    suspended_tasks: list[dict[str, Any]]
+    """Unfinished tasks set aside when the user changed topic: intent, task id, slots."""
 
 
 @dataclass(kw_only=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -18,6 +19,21 @@ from nodes.services import Services
 from nodes.tasks import UNKNOWN
 from state import AgentState, Context, Overwrite
 
+MAX_SUSPENDED = 3
+_RESUME = re.compile(r"继续|接着|回到刚才|刚才那个|go back|continue|resume", re.IGNORECASE)
+
+
+def _resumable(
+    suspended: list[dict[str, Any]], intent: str, confident: bool, text: str
+) -> dict[str, Any] | None:
+    """Return the set-aside task this message returns to, if any (the latest first)."""
+    for task in reversed(suspended):
+        if confident and task["intent"] == intent:
+            return task
+    if suspended and _RESUME.search(text) and (not confident or intent == UNKNOWN):
+        return suspended[-1]
+    return None
+
 
 def make_intent_node(services: Services) -> Node:
     """Build the node that classifies the latest user message."""
@@ -27,7 +43,9 @@ def make_intent_node(services: Services) -> Node:
 
         A message continues the pending task when that task is waiting for slots and the
         message does not clearly ask for something else; the task id then stays, so the
-        slots gathered so far are kept. Otherwise a new task starts with empty slots.
+        slots gathered so far are kept. Otherwise a new task starts with empty slots, and an
+        unfinished task is set aside; asking for that kind of task again (or "继续") later
+        picks it up with its slots, while the slots of one task never leak into another.
         """
         message = latest_user_message(state)
         text = message_text(message)
@@ -47,18 +65,38 @@ def make_intent_node(services: Services) -> Node:
             "error": None,
             "pending_tool_calls": [],
         }
+        suspended = list(state.get("suspended_tasks") or [])
+        resumed = None if continues else _resumable(suspended, result.intent, confident, text)
         if continues:
             task_id = state.get("task_id") or derive_task_id(session_id(runtime), message)
             update["step_count"] = 1
         else:
-            task_id = derive_task_id(session_id(runtime), message)
+            if waiting:  # set the unfinished task aside, to come back to
+                suspended.append(
+                    {
+                        "intent": pending_intent,
+                        "task_id": state.get("task_id"),
+                        "slots": dict(state.get("slots") or {}),
+                        "missing_slots": list(state.get("missing_slots") or []),
+                    }
+                )
+            if resumed is not None:
+                suspended.remove(resumed)
+                task_id = str(resumed["task_id"])
+                update.update(
+                    intent=resumed["intent"],
+                    confidence=max(result.confidence, services.confidence_threshold),
+                    slots=Overwrite(dict(resumed["slots"])),
+                    missing_slots=list(resumed["missing_slots"]),
+                )
+            else:
+                task_id = derive_task_id(session_id(runtime), message)
+                update.update(intent=result.intent, slots=Overwrite({}), missing_slots=[])
             update.update(
-                intent=result.intent,
-                slots=Overwrite({}),
-                missing_slots=[],
                 invalid_slots={},
                 tool_results=Overwrite([]),
                 step_count=Overwrite(1),
+                suspended_tasks=suspended[-MAX_SUSPENDED:],
             )
         update["task_id"] = task_id
         shown = {**state, "task_id": task_id}

@@ -301,6 +301,8 @@ TEMPLATES: dict[tuple[str, str], str] = {
     ("declined", "en"): "OK, I won't {task}; nothing was done.",
     ("rate_limited", "zh"): "操作太频繁了，请稍后再试。",
     ("rate_limited", "en"): "That's too many requests in a short time; please try again later.",
+    ("notification_sent", "zh"): "已按您的要求发送短信通知。",
+    ("notification_sent", "en"): "As you asked, I've sent you a text message with this.",
     # failures the user can act on
     (
         "order_not_found",

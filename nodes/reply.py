@@ -250,6 +250,8 @@ DESCRIBERS: dict[str, Describer] = {
 
 
 def _describe_order_success(tool: str, data: dict[str, Any], language: str) -> str:
+    if tool == "send_notification":
+        return render("notification_sent", language)
     if tool == "query_order_status":
         status = data["status"]
         name = {

@@ -79,12 +79,18 @@ def plan_tool_calls(
     if missing:
         return [], missing
     parameters = {name: slots[name] for name in spec.required_slots}
-    call = {
-        "id": _call_id(task_id, spec.tool, parameters),
-        "name": spec.tool,
-        "parameters": parameters,
-    }
-    return [call], []
+    calls = [
+        {
+            "id": _call_id(task_id, spec.tool, parameters),
+            "name": spec.tool,
+            "parameters": parameters,
+        }
+    ]
+    for slot, tool in spec.on_request:  # asked-for extras, such as a notification
+        if slots.get(slot):
+            extra = {**parameters, "channel": slots[slot]}
+            calls.append({"id": _call_id(task_id, tool, extra), "name": tool, "parameters": extra})
+    return calls, []
 
 
 def _call_id(task_id: str, tool: str, parameters: dict[str, Any]) -> str:

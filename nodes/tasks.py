@@ -23,12 +23,19 @@ class TaskSpec:
     """Order words and order numbers count as evidence for this intent."""
     agent: str = "customer_service"
     """Which agent carries the task out: the finance agent has tools the main one lacks."""
+    on_request: tuple[tuple[str, str], ...] = ()
+    """(slot, tool): a tool added to the plan only when the user asked for it (the slot)."""
 
 
 TASKS: dict[str, TaskSpec] = {
     spec.intent: spec
     for spec in (
-        TaskSpec("CHECK_ORDER_STATUS", "query_order_status", ("order_id",)),
+        TaskSpec(
+            "CHECK_ORDER_STATUS",
+            "query_order_status",
+            ("order_id",),
+            on_request=(("notify", "send_notification"),),
+        ),
         TaskSpec("REQUEST_REFUND", "request_refund", ("order_id",)),
         TaskSpec("URGE_DELIVERY", "urge_delivery", ("order_id",)),
         TaskSpec(

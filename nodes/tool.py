@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -43,7 +44,11 @@ def make_tool_node(services: Services) -> Node:
                 state.get("tool_results") or [], state.get("step_count", 0)
             ),
         )
-        calls = state.get("pending_tool_calls") or []
+        all_calls = state.get("pending_tool_calls") or []
+        planned_tools = {call["name"] for call in all_calls}
+        # A call whose prerequisite is also planned runs after it (dependent calls in order).
+        later = [c for c in all_calls if _depends_on(services, c, planned_tools)]
+        calls = [c for c in all_calls if c not in later]
         planned = [executor.prepare(call, tool_context) for call in calls]
         waiting = [p for p in planned if isinstance(p, PreparedCall) and p.needs_confirmation]
         decision: Decision | None = None
@@ -62,6 +67,15 @@ def make_tool_node(services: Services) -> Node:
                 return revision
             planned = _apply_edit(executor, planned, decision, tool_context)
         results = _run_all(executor, planned, tool_context, decision)
+        for call in later:
+            after = replace(
+                tool_context,
+                history=TaskHistory.from_results(
+                    [*(state.get("tool_results") or []), *results], state.get("step_count", 0)
+                ),
+            )
+            results.append(executor.execute(call, after, decision=decision))
+        calls = [*calls, *later]
 
         attempt = state.get("retry_count", 0)
         messages: list[Any] = []
@@ -132,6 +146,11 @@ def _corrections(
         "decision": "revise",
         "step_count": 1,
     }
+
+
+def _depends_on(services: Services, call: dict[str, Any], planned: set[str]) -> bool:
+    card = services.registry.get(call["name"])
+    return card is not None and any(req in planned for req in card.requires)
 
 
 def _apply_edit(

@@ -396,6 +396,10 @@ def extract_flight_slots(text: str, now: date) -> SlotResult:
     return SlotResult(slots=slots, invalid=invalid)
 
 
+_NOTIFY = re.compile(
+    r"通知我|短信告诉我|发短信|发个通知|提醒我|notify me|text me|send me a (?:text|notification)",
+    re.IGNORECASE,
+)
 _ACCOUNT = re.compile(r"(?<![A-Za-z0-9])ACC-\d{4}(?!\d)", re.IGNORECASE)
 _AMOUNT = re.compile(
     r"(?:¥|￥|rmb\s*|cny\s*)?(\d{1,9}(?:\.\d{1,2})?)\s*(?:元|块|yuan|rmb|cny)"
@@ -530,13 +534,14 @@ class RuleBasedUnderstanding:
         if "order_id" not in wanted:
             return SlotResult()
         found, rejected = find_order_ids(text)
+        extra = {"notify": "sms"} if intent == "CHECK_ORDER_STATUS" and _NOTIFY.search(text) else {}
         if len(found) == 1:
-            return SlotResult(slots={"order_id": found[0]})
+            return SlotResult(slots={"order_id": found[0], **extra})
         if len(found) > 1:
             return SlotResult(invalid={"order_id": "multiple: " + ", ".join(found)})
         if rejected:
-            return SlotResult(invalid={"order_id": rejected[0]})
-        return SlotResult()
+            return SlotResult(slots=extra, invalid={"order_id": rejected[0]})
+        return SlotResult(slots=extra)
 
     def _score(self, text: str, *, fuzzy: bool) -> IntentResult:
         lowered = text.lower()

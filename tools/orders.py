@@ -8,7 +8,7 @@ for anything the user or the executor must know about.
 from __future__ import annotations
 
 import hashlib
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -53,6 +53,17 @@ class RefundRequest(BaseModel):
     )
 
 
+class NotificationRequest(BaseModel):
+    """Arguments of an order notification."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    order_id: OrderId
+    channel: Literal["sms", "in_app"] = Field(
+        default="sms", description="sms (text message) or in_app (站内信)."
+    )
+
+
 def _db(ctx: ToolContext) -> Database:
     if not isinstance(ctx.resources, Database):
         msg = "order tools need the business Database in ToolContext.resources"
@@ -60,13 +71,17 @@ def _db(ctx: ToolContext) -> Database:
     return ctx.resources
 
 
-def order_owner(args: OrderRef | RefundRequest, ctx: ToolContext) -> str | None:
+def order_owner(
+    args: OrderRef | RefundRequest | NotificationRequest, ctx: ToolContext
+) -> str | None:
     """Return the owner of the order the arguments name, or ``None`` if there is none."""
     row = _db(ctx).query_one("SELECT user_id FROM orders WHERE order_id = ?", (args.order_id,))
     return None if row is None else str(row["user_id"])
 
 
-def _load_order(args: OrderRef | RefundRequest, ctx: ToolContext) -> dict[str, Any]:
+def _load_order(
+    args: OrderRef | RefundRequest | NotificationRequest, ctx: ToolContext
+) -> dict[str, Any]:
     row = _db(ctx).query_one(
         "SELECT order_id, user_id, status, eta_minutes, eta_date, amount_cents, item"
         " FROM orders WHERE order_id = ?",
@@ -168,6 +183,19 @@ def urge_delivery(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
     }
 
 
+def send_notification(args: NotificationRequest, ctx: ToolContext) -> dict[str, Any]:
+    """Notify the user about an order, by text message or in-app message."""
+    order = _load_order(args, ctx)
+    eta = order["eta_minutes"] and f"，预计 {order['eta_minutes']} 分钟送达" or ""
+    content = f"订单 {order['order_id']}（{order['item']}）当前状态：{order['status']}{eta}。"
+    with _db(ctx).transaction() as conn:
+        conn.execute(
+            "INSERT INTO notifications (user_id, channel, content) VALUES (?, ?, ?)",
+            (ctx.user_id, args.channel, content),
+        )
+    return {"order_id": args.order_id, "channel": args.channel, "sent": True}
+
+
 def _summarize_status(data: dict[str, Any]) -> str:
     eta = data.get("eta_minutes") or data.get("eta_date") or "unknown"
     return f"order {data['order_id']}: {data['status']}, eta {eta}"
@@ -180,6 +208,24 @@ def _summarize_refund(data: dict[str, Any]) -> str:
 def _summarize_urge(data: dict[str, Any]) -> str:
     return f"urged order {data['order_id']} ({data['urge_count']} urges so far)"
 
+
+SEND_NOTIFICATION = ToolCard(
+    name="send_notification",
+    description="给用户发送站内信或短信通知 (send the user a text or in-app notification about "
+    "an order).",
+    when_to_use="Only when the user explicitly asks to be notified (e.g. 到了通知我, text me).",
+    when_not_to_use="Never use it to reply in the conversation; never without being asked.",
+    parameters=NotificationRequest,
+    returns="sent, channel.",
+    handler=send_notification,
+    idempotent=False,
+    permission="order:notify",
+    domain="order",
+    intents=("CHECK_ORDER_STATUS",),
+    owner_of=order_owner,
+    requires=("query_order_status",),
+    rate_limit="5/minute",
+)
 
 ORDER_TOOLS = (
     ToolCard(
@@ -240,4 +286,5 @@ ORDER_TOOLS = (
         timeout_s=3.0,
         summarize=_summarize_urge,
     ),
+    SEND_NOTIFICATION,
 )

@@ -15,6 +15,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
             "order:read",
             "order:refund",
             "order:urge",
+            "order:notify",
             "weather:read",
             "flight:book",
             "finance:transfer",

@@ -199,3 +199,24 @@ def test_clarification_turns_are_measured(make_app, db, capsys):
             f"\nflight booking: clarification turns per conversation {turns}, average {average:.2f}"
         )
     assert average <= 2
+
+
+def test_returning_to_an_unfinished_booking_after_another_topic(
+    make_app, db, httpserver, monkeypatch
+):
+    monkeypatch.setenv("REACH_WEATHER_URL", httpserver.url_for(""))
+    httpserver.expect_request("/weather").respond_with_json(
+        {"city": "Beijing", "temp_c": 30, "condition": "晴", "humidity": 20}
+    )
+    app = make_app()
+    first = say(app, "帮我订一张去北京的机票")
+    weather = say(app, "北京天气怎么样")
+    assert "北京现在晴" in weather["messages"][-1].content
+    assert weather["slots"] == {"city": "北京"}  # the booking's slots did not leak in
+    back = say(app, "继续订机票，6月20号从上海出发")
+    assert back["task_id"] == first["task_id"]
+    assert back["slots"]["destination"] == "北京"  # what was gathered before is back
+    assert back["missing_slots"] == ["passenger_name", "passenger_id"]
+    say(app, f"乘客张三，身份证{VALID_ID}")
+    confirm(app)
+    assert bookings(db)[0]["flight_date"] == "2024-06-20"

@@ -178,3 +178,37 @@ def test_switching_topic_mid_conversation_keeps_tasks_apart(make_app, weather_ap
     back = say(app, "我的订单 OD-20240618-001 到哪了")
     assert "配送中" in back["messages"][-1].content
     assert back["slots"] == {"order_id": "OD-20240618-001"}
+
+
+# ---- notifications only on request ------------------------------------------------------
+
+
+def notifications(db):
+    return db.query("SELECT user_id, channel, content FROM notifications")
+
+
+def test_a_notification_is_sent_only_when_the_user_asks(make_app, db):
+    app = make_app()
+    plain = say(app, "OD-20240618-001 到哪了")
+    assert [r["tool"] for r in plain["tool_results"]] == ["query_order_status"]
+    assert notifications(db) == []
+    asked = say(app, "订单 OD-20240618-001 到哪了？到了通知我", thread="t2")
+    assert [r["tool"] for r in asked["tool_results"]] == ["query_order_status", "send_notification"]
+    assert "已按您的要求发送短信通知" in asked["messages"][-1].content
+    assert notifications(db) == [
+        {"user_id": "u_10001", "channel": "sms", "content": notifications(db)[0]["content"]}
+    ]
+    assert "OD-20240618-001" in notifications(db)[0]["content"]
+
+
+def test_notification_tool_card_forbids_replying_with_it():
+    from tools.catalog import default_registry
+
+    view = default_registry().get("send_notification").model_view()["function"]["description"]
+    assert "Never use it to reply in the conversation" in view
+
+
+def test_no_notification_about_someone_elses_order(make_app, db):
+    out = say(make_app(), "OD-20240619-003 到哪了？到了通知我")
+    assert all(r["status"] != "success" for r in out["tool_results"])
+    assert notifications(db) == []

@@ -88,6 +88,7 @@ def test_model_view_is_openai_format_without_engineering_fields():
         "release_appointment_slot",
         "book_appointment",
         "notify_patient",
+        "send_notification",
     }
     text = json.dumps(views)
     for secret in ("idempotent", "permission", "handler", "risk", "timeout", "order:refund"):
@@ -164,7 +165,7 @@ def test_langchain_tools_bind_and_run_through_the_executor(db):
     )
     bound = ChatOpenAI(model="m", api_key="k", base_url="http://127.0.0.1:9").bind_tools(tools)
     names = [t["function"]["name"] for t in bound.kwargs["tools"]]
-    assert names == ["query_order_status", "request_refund", "urge_delivery"]
+    assert names == ["query_order_status", "request_refund", "send_notification", "urge_delivery"]
     status = next(t for t in tools if t.name == "query_order_status")
     result = json.loads(status.invoke({"order_id": "OD-20240618-001"}))
     assert result["status"] == "success"
