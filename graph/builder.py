@@ -66,7 +66,7 @@ def make_builder(services: Services | None = None) -> StateGraph[AgentState, Con
     builder.add_conditional_edges(
         "tool",
         partial(route_after_tool, max_retries=services.max_tool_retries),
-        ["reply", "reflect_refine", "handoff", "tool"],
+        ["reply", "reflect_refine", "handoff", "tool", "finance"],
     )
     builder.add_edge("clarify", END)
     builder.add_edge("reply", END)

@@ -1,4 +1,4 @@
-"""Wiring of the finance agent: a strict chain, stopping at the first failure."""
+"""Wiring of the finance agent: a strict chain per request kind, stopping at the first failure."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from nodes.finance import CHAIN, FinanceState, make_finance_steps, route_chain
+from nodes.finance import STEPS, FinanceState, make_finance_steps, route_chain, route_start
 from nodes.services import Services
 from state import Context
 
@@ -17,7 +17,7 @@ def build_finance_agent(services: Services) -> CompiledStateGraph[Any, Any, Any,
     builder = StateGraph(FinanceState, context_schema=Context)
     for tool, node in make_finance_steps(services).items():
         builder.add_node(tool, node)
-    builder.add_edge(START, CHAIN[0])
-    for tool in CHAIN:
-        builder.add_conditional_edges(tool, route_chain, [*CHAIN, "__end__"])
+    builder.add_conditional_edges(START, route_start, list(STEPS))
+    for tool in STEPS:
+        builder.add_conditional_edges(tool, route_chain, [*STEPS, "__end__"])
     return builder.compile(name="finance_agent")

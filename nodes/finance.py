@@ -25,6 +25,8 @@ from tools.guards import TaskHistory
 from tools.registry import ToolContext
 
 CHAIN = ("verify_identity", "check_balance", "assess_transfer_risk", "execute_transfer")
+REFUND_CHAIN = ("approve_large_refund",)
+STEPS = (*CHAIN, *REFUND_CHAIN)
 
 
 class FinanceState(TypedDict, total=False):
@@ -56,6 +58,11 @@ class StepNode(Protocol):
 
 def _arguments(tool: str, state: FinanceState) -> dict[str, Any]:
     request = state.get("request") or {}
+    if tool == "approve_large_refund":
+        return {
+            "order_id": request.get("order_id", ""),
+            "reason": request.get("reason") or "用户申请退款",
+        }
     base = {"account_id": request.get("account_id", "")}
     if tool == "verify_identity":
         return {**base, "pin": request.get("pin", "")}
@@ -112,12 +119,21 @@ def make_step(executor_of: Any, tool: str) -> StepNode:
     return step
 
 
+def _chain(state: FinanceState) -> tuple[str, ...]:
+    return REFUND_CHAIN if (state.get("request") or {}).get("kind") == "refund" else CHAIN
+
+
+def route_start(state: FinanceState) -> str:
+    """Start the chain the request asks for: a transfer, or a large refund."""
+    return _chain(state)[0]
+
+
 def route_chain(state: FinanceState) -> str:
     """Go to the next step after a success; stop the chain at the first failure."""
     if state.get("failed"):
         return END
     done = [s["tool"] for s in state.get("steps") or []]
-    remaining = [tool for tool in CHAIN if tool not in done]
+    remaining = [tool for tool in _chain(state) if tool not in done]
     return remaining[0] if remaining else END
 
 
@@ -138,7 +154,7 @@ class _ExecutorOf:
 def make_finance_steps(services: Services) -> dict[str, StepNode]:
     """Build one node per chain step, sharing the finance executor."""
     executor_of = _ExecutorOf(services)
-    return {tool: make_step(executor_of, tool) for tool in CHAIN}
+    return {tool: make_step(executor_of, tool) for tool in STEPS}
 
 
 def make_handoff_node(
@@ -155,7 +171,7 @@ def make_handoff_node(
             (context.user_id,),
         )
         parent_task = state.get("task_id", "")
-        if account is None:
+        if account is None and state.get("intent") != "REQUEST_REFUND":
             result = envelope(
                 tool="verify_identity",
                 status="failed",
@@ -164,12 +180,20 @@ def make_handoff_node(
                 request_id=parent_task,
             )
             return {"tool_results": [result], "error": result, "step_count": 1}
-        request = {
-            "account_id": account["account_id"],
-            "to_account": slots.get("to_account"),
-            "amount_cents": slots.get("amount_cents"),
-            "pin": slots.get("pin"),
-        }
+        if state.get("intent") == "REQUEST_REFUND":
+            request = {
+                "kind": "refund",
+                "order_id": slots.get("order_id"),
+                "reason": slots.get("reason"),
+            }
+        else:
+            request = {
+                "kind": "transfer",
+                "account_id": account["account_id"] if account else "",
+                "to_account": slots.get("to_account"),
+                "amount_cents": slots.get("amount_cents"),
+                "pin": slots.get("pin"),
+            }
         finance_task = f"{parent_task}.finance"
         handover = protocol_message(
             state,
@@ -179,7 +203,7 @@ def make_handoff_node(
                 "stage": "handoff",
                 "to": "finance_agent",
                 "task": finance_task,
-                "request": {**request, "pin": "******"},
+                "request": {**request, **({"pin": "******"} if "pin" in request else {})},
             },
         )
         out = finance_agent.invoke(

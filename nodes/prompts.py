@@ -301,6 +301,22 @@ TEMPLATES: dict[tuple[str, str], str] = {
     ("declined", "en"): "OK, I won't {task}; nothing was done.",
     ("rate_limited", "zh"): "操作太频繁了，请稍后再试。",
     ("rate_limited", "en"): "That's too many requests in a short time; please try again later.",
+    ("large_refund_approved", "zh"): (
+        "订单 {order_id} 的退款金额较大（{amount} 元），已转交财务处理：已批准，"
+        "退款单号 {refund_id}，将原路退回。"
+    ),
+    ("large_refund_approved", "en"): (
+        "The refund for order {order_id} ({amount} yuan) is above my limit, so finance handled "
+        "it: approved, refund {refund_id}."
+    ),
+    ("large_refund_review", "zh"): (
+        "订单 {order_id} 的退款金额较大（{amount} 元），"
+        "已转交财务人工审核（退款单号 {refund_id}）。"
+    ),
+    ("large_refund_review", "en"): (
+        "The refund for order {order_id} ({amount} yuan) went to finance for review "
+        "(refund {refund_id})."
+    ),
     ("notification_sent", "zh"): "已按您的要求发送短信通知。",
     ("notification_sent", "en"): "As you asked, I've sent you a text message with this.",
     # failures the user can act on

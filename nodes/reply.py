@@ -153,6 +153,15 @@ def _describe_flight(
     return render("handoff", language, task=intent_label(state.get("intent", ""), language))
 
 
+def _describe_large_refund(
+    result: dict[str, Any], data: dict[str, Any], state: AgentState, language: str
+) -> str:
+    if result["status"] != "success":
+        return render("handoff", language, task=intent_label(state.get("intent", ""), language))
+    name = "large_refund_approved" if data.get("status") == "approved" else "large_refund_review"
+    return render(name, language, amount=f"{data['amount_cents'] / 100:,.2f}", **data)
+
+
 def _describe_transfer(
     result: dict[str, Any], data: dict[str, Any], state: AgentState, language: str
 ) -> str:
@@ -230,6 +239,7 @@ DESCRIBERS: dict[str, Describer] = {
     "query_weather": _describe_weather,
     "query_sales_report": _describe_sales,
     "book_flight_ticket": _describe_flight,
+    "approve_large_refund": _describe_large_refund,
     **dict.fromkeys(
         (
             "list_departments",

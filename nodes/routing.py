@@ -55,7 +55,7 @@ def route_after_slots(
 
 def route_after_tool(
     state: AgentState, *, max_retries: int = 2
-) -> Literal["reply", "reflect_refine", "handoff", "tool"]:
+) -> Literal["reply", "reflect_refine", "handoff", "tool", "finance"]:
     """Reply on success, a user-fixable failure or a declined action; else retry or hand over.
 
     Transient failures go back through reflect-refine while retries remain.
@@ -65,6 +65,8 @@ def route_after_tool(
     error = state.get("error")
     if not error:
         return "reply"
+    if (error.get("data") or {}).get("handoff") == "finance":
+        return "finance"  # not this agent's to do: the finance agent decides
     error_type = error.get("error_type")
     if error_type in USER_FACING or (error_type is None and error.get("status") == "rejected"):
         return "reply"

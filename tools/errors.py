@@ -45,3 +45,9 @@ class PermanentToolError(ToolError):
     """The backend failed in a way a retry will not fix."""
 
     error_type = "system"
+
+
+class HandoffRequired(ToolError):
+    """This agent may not do it; another agent (``details["handoff"]``) must take over."""
+
+    error_type = "permission_denied"

@@ -234,7 +234,76 @@ def compensate(db: Database, record: dict[str, Any], *, reason: str) -> None:
         )
 
 
+class LargeRefund(BaseModel):
+    """Arguments of a refund the customer-service agent handed over."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    order_id: str = Field(pattern=r"^(OD-\d{8}-\d{3}|\d{9,12})$")
+    reason: str = Field(default="用户申请退款", min_length=1, max_length=200)
+
+
+AUTO_APPROVE_CENTS = 100_000
+"""Finance approves refunds up to 1,000 yuan at once; larger ones go to manual review."""
+
+
+def order_owner_for_refund(args: LargeRefund, ctx: ToolContext) -> str | None:
+    """Return the owner of the order to refund."""
+    row = _db(ctx).query_one("SELECT user_id FROM orders WHERE order_id = ?", (args.order_id,))
+    return None if row is None else str(row["user_id"])
+
+
+def approve_large_refund(args: LargeRefund, ctx: ToolContext) -> dict[str, Any]:
+    """Decide a large refund: approve it up to the limit, else queue it for review."""
+    db = _db(ctx)
+    with db.transaction() as conn:
+        order = conn.execute(
+            "SELECT amount_cents, status FROM orders WHERE order_id = ?", (args.order_id,)
+        ).fetchone()
+        if order is None:
+            msg = f"order {args.order_id} not found"
+            raise ResourceNotFoundError(msg)
+        existing = conn.execute(
+            "SELECT refund_id, status FROM refunds WHERE order_id = ?", (args.order_id,)
+        ).fetchone()
+        if existing is not None:
+            return {
+                "order_id": args.order_id,
+                "refund_id": existing["refund_id"],
+                "amount_cents": order["amount_cents"],
+                "status": existing["status"],
+                "already_requested": True,
+            }
+        status = "approved" if order["amount_cents"] <= AUTO_APPROVE_CENTS else "pending_review"
+        refund_id = "RF-" + hashlib.sha256(args.order_id.encode()).hexdigest()[:10].upper()
+        conn.execute(
+            "INSERT INTO refunds (refund_id, order_id, user_id, amount_cents, reason, status)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (refund_id, args.order_id, ctx.user_id, order["amount_cents"], args.reason, status),
+        )
+    return {
+        "order_id": args.order_id,
+        "refund_id": refund_id,
+        "amount_cents": order["amount_cents"],
+        "status": status,
+        "already_requested": False,
+    }
+
+
 FINANCE_TOOLS = (
+    ToolCard(
+        name="approve_large_refund",
+        description="Decide a refund above the customer-service limit.",
+        when_to_use="The customer-service agent handed over a large refund.",
+        when_not_to_use="Small refunds (the customer-service agent files those).",
+        parameters=LargeRefund,
+        returns="refund_id, status (approved or pending_review).",
+        handler=approve_large_refund,
+        idempotent=False,
+        permission="finance:refund",
+        domain="finance",
+        owner_of=order_owner_for_refund,
+    ),
     ToolCard(
         name="verify_identity",
         description="Verify the payer with their 6-digit payment PIN.",

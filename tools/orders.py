@@ -13,10 +13,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from tools.db import Database
-from tools.errors import ResourceNotFoundError, UserFixableError
+from tools.errors import HandoffRequired, ResourceNotFoundError, UserFixableError
 from tools.registry import ToolCard, ToolContext
 
 ORDER_ID_PATTERN = r"^(OD-\d{8}-\d{3}|\d{9,12})$"
+REFUND_HANDOFF_CENTS = 10_000
+"""Refunds above 100 yuan are not the customer-service agent's to give: finance decides."""
 
 OrderId = Annotated[
     str,
@@ -120,6 +122,16 @@ def request_refund(args: RefundRequest, ctx: ToolContext) -> dict[str, Any]:
             msg = f"order {args.order_id} is {order['status']}: nothing was paid to refund"
             raise UserFixableError(
                 msg, details={"order_id": args.order_id, "reason": order["status"]}
+            )
+        if order["amount_cents"] > REFUND_HANDOFF_CENTS:
+            msg = f"a refund of {order['amount_cents'] / 100:.2f} yuan needs the finance agent"
+            raise HandoffRequired(
+                msg,
+                details={
+                    "handoff": "finance",
+                    "order_id": args.order_id,
+                    "amount_cents": order["amount_cents"],
+                },
             )
         existing = conn.execute(
             "SELECT refund_id, amount_cents, status FROM refunds WHERE order_id = ?",

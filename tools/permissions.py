@@ -19,6 +19,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
             "weather:read",
             "flight:book",
             "finance:transfer",
+            "finance:refund",
             "appointment:book",
         }
     ),

@@ -171,6 +171,7 @@ def test_the_customer_service_agent_has_no_finance_tools(db):
         "check_balance",
         "assess_transfer_risk",
         "execute_transfer",
+        "approve_large_refund",
     }
     assert not main & finance
 
@@ -200,3 +201,25 @@ def test_the_pin_is_never_stored(make_app, db):
     assert "135790" not in stored
     assert "135790" not in json.dumps(out["protocol"], ensure_ascii=False)
     assert out["slots"]["pin"].startswith("pii:")
+
+
+def test_a_large_refund_is_handed_to_finance_and_comes_back(make_app, db):
+    app = make_app()
+    say(app, "我要退款 202506001")  # 129 yuan: above the customer-service limit
+    out = app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert steps(out) == [("request_refund", "failed"), ("approve_large_refund", "success")]
+    assert out["tool_results"][0]["data"]["handoff"] == "finance"
+    assert "已转交财务处理：已批准" in out["messages"][-1].content
+    refund = db.query("SELECT order_id, status FROM refunds")
+    assert refund == [{"order_id": "202506001", "status": "approved"}]
+    task = out["task_id"]
+    linked = [m for m in out["protocol"] if m.get("parent_task_id") == task]
+    assert linked and linked[0]["task_id"] == f"{task}.finance"
+
+
+def test_a_small_refund_stays_with_customer_service(make_app, db):
+    app = make_app()
+    say(app, "我要退款 OD-20240618-002")  # 36 yuan
+    out = app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert steps(out) == [("request_refund", "success")]
+    assert db.query("SELECT status FROM refunds") == [{"status": "submitted"}]
