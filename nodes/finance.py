@@ -22,6 +22,7 @@ from nodes.services import Services
 from state import AgentState, Context, append_protocol, append_results
 from tools.executor import ActionExecutor, PreparedCall, envelope
 from tools.guards import TaskHistory
+from tools.permissions import role_allows
 from tools.registry import ToolContext
 
 CHAIN = ("verify_identity", "check_balance", "assess_transfer_risk", "execute_transfer")
@@ -171,6 +172,16 @@ def make_handoff_node(
             (context.user_id,),
         )
         parent_task = state.get("task_id", "")
+        needed = "finance:refund" if state.get("intent") == "REQUEST_REFUND" else "finance:transfer"
+        if not role_allows(context.user_role, needed):
+            result = envelope(
+                tool="verify_identity",
+                status="rejected",
+                error_type="permission_denied",
+                message=f"role {context.user_role!r} may not ask finance ({needed})",
+                request_id=parent_task,
+            )
+            return {"tool_results": [result], "error": result, "step_count": 1}
         if account is None and state.get("intent") != "REQUEST_REFUND":
             result = envelope(
                 tool="verify_identity",
