@@ -66,6 +66,11 @@ SCENARIOS: dict[str, tuple[str, str, list[str]]] = {
             "确认",
         ],
     ),
+    "handoff": (
+        "u_10001",
+        "customer",
+        ["我要退款 202506001", "确认", "帮我转账 3000 元到 ACC-3001，支付密码 123456", "确认"],
+    ),
     "appointment": (
         "u_10001",
         "customer",

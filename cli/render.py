@@ -41,6 +41,11 @@ def show_update(console: Console, node: str, update: dict[str, Any] | None) -> N
         line = f"slots={note['slot']} missing={update.get('missing_slots')}"
         if update.get("invalid_slots"):
             line += f" invalid={update['invalid_slots']}"
+    elif node in ("finance", "appointment"):
+        line = "; ".join(
+            f"{r['tool']} → {r['status']}" + (f"/{r['error_type']}" if r["error_type"] else "")
+            for r in update.get("tool_results", [])
+        )
     elif node == "tool" and update.get("decision") == "revise":
         line = f"corrected {update.get('slots')}; asking again"
     elif node == "tool":
