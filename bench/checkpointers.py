@@ -19,10 +19,10 @@ from pathlib import Path
 
 from langgraph.checkpoint.memory import InMemorySaver
 from redis import Redis
-from redis.connection import AbstractConnection
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.roundtrips import SENDS  # noqa: E402
 from graph.builder import build_graph  # noqa: E402
 from graph.checkpoint import sqlite_checkpointer  # noqa: E402
 from graph.checkpoint.redis import PlainRedisSaver  # noqa: E402
@@ -33,25 +33,13 @@ from tools.db import Database  # noqa: E402
 ALICE = Context(user_id="u_10001", user_role="customer")
 SCRIPT = ["我的订单怎么还没到？", "OD-20240618-001", "where is order 202506001?"]
 
-_sends = 0
-_original_send = AbstractConnection.send_packed_command
-
-
-def _counting_send(conn, command, check_health=True):  # type: ignore[no-untyped-def]
-    global _sends
-    _sends += 1
-    return _original_send(conn, command, check_health)
-
-
-AbstractConnection.send_packed_command = _counting_send  # type: ignore[method-assign]
-
 
 def run_workload(app, turns: int, prefix: str) -> tuple[float, int, int]:  # type: ignore[no-untyped-def]
     """Run ``turns`` invocations over threads of len(SCRIPT) turns.
 
     Returns (seconds, supersteps, Redis round trips made by the invocations).
     """
-    sends_before = _sends
+    sends_before = SENDS.count
     started = time.perf_counter()
     threads = 0
     for i in range(turns):
@@ -63,7 +51,7 @@ def run_workload(app, turns: int, prefix: str) -> tuple[float, int, int]:  # typ
             context=ALICE,
         )
     elapsed = time.perf_counter() - started
-    sends = _sends - sends_before
+    sends = SENDS.count - sends_before
     steps = sum(
         len(list(app.get_state_history({"configurable": {"thread_id": f"{prefix}-{t}"}})))
         for t in range(threads)

@@ -21,10 +21,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 from redis import Redis
-from redis.connection import AbstractConnection
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.roundtrips import SENDS  # noqa: E402
 from tests.services import RedisServer  # noqa: E402
 from tools.admission import RedisAdmission  # noqa: E402
 from tools.audit import AuditLog  # noqa: E402
@@ -35,18 +35,6 @@ from tools.stores import (  # noqa: E402
     MemoryResultCache,
     SQLiteIdempotencyStore,
 )
-
-_sends = 0
-_original_send = AbstractConnection.send_packed_command
-
-
-def _counting_send(conn, command, check_health=True):  # type: ignore[no-untyped-def]
-    global _sends
-    _sends += 1
-    return _original_send(conn, command, check_health)
-
-
-AbstractConnection.send_packed_command = _counting_send  # type: ignore[method-assign]
 
 
 class Ping(BaseModel):
@@ -130,10 +118,10 @@ def main() -> None:
             offset += 200
         for _ in range(args.rounds):
             for name, executor in executors.items():
-                before = _sends
+                before = SENDS.count
                 samples[name].append(per_call_us(executor, args.calls, offset))
                 if name == "executor, Redis stores":
-                    round_trips = (_sends - before) / args.calls
+                    round_trips = (SENDS.count - before) / args.calls
                 offset += args.calls
     finally:
         server.stop()

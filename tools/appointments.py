@@ -64,13 +64,6 @@ class NotificationRequest(BaseModel):
     channel: str = Field(default="sms", pattern=r"^(sms|in_app)$")
 
 
-def _db(ctx: ToolContext) -> Database:
-    if not isinstance(ctx.resources, Database):
-        msg = "appointment tools need the business Database in ToolContext.resources"
-        raise TypeError(msg)
-    return ctx.resources
-
-
 def _department(db: Database, name: str) -> dict[str, Any]:
     row = db.query_one(
         "SELECT dept_id, name_zh, name_en FROM departments WHERE name_zh = ? OR lower(name_en) = ?",
@@ -84,7 +77,7 @@ def _department(db: Database, name: str) -> dict[str, Any]:
 
 def list_departments(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
     """Return the hospital's departments, and whether the asked one exists."""
-    db = _db(ctx)
+    db = ctx.database()
     rows = db.query("SELECT dept_id, name_zh, name_en FROM departments ORDER BY dept_id")
     match = next((r for r in rows if args.department in (r["name_zh"], r["name_en"])), None)
     return {"departments": rows, "match": match}
@@ -92,7 +85,7 @@ def list_departments(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
 
 def list_doctors(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
     """Return the doctors of a department."""
-    db = _db(ctx)
+    db = ctx.database()
     dept = _department(db, args.department)
     doctors = db.query(
         "SELECT doctor_id, name, title FROM doctors WHERE dept_id = ?", (dept["dept_id"],)
@@ -102,7 +95,7 @@ def list_doctors(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
 
 def list_free_slots(args: SlotQuery, ctx: ToolContext) -> dict[str, Any]:
     """Return a department's free slots on a day, earliest first."""
-    db = _db(ctx)
+    db = ctx.database()
     dept = _department(db, args.department)
     slots = db.query(
         "SELECT s.slot_id, s.slot_time, d.name AS doctor, d.title FROM appointment_slots s"
@@ -116,7 +109,7 @@ def list_free_slots(args: SlotQuery, ctx: ToolContext) -> dict[str, Any]:
 
 def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
     """Hold a slot for this user for a few minutes; exactly one racer can win it."""
-    with _db(ctx).transaction() as conn:
+    with ctx.database().transaction() as conn:
         won = conn.execute(
             "UPDATE appointment_slots SET status = 'held', held_by = ?, held_until = ?"
             " WHERE slot_id = ? AND (status = 'free' OR (status = 'held' AND"
@@ -131,7 +124,7 @@ def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
 
 def release_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
     """Give a held slot back, so a failed booking does not keep it."""
-    with _db(ctx).transaction() as conn:
+    with ctx.database().transaction() as conn:
         conn.execute(
             "UPDATE appointment_slots SET status = 'free', held_by = NULL, held_until = NULL"
             " WHERE slot_id = ? AND status = 'held' AND held_by = ?",
@@ -145,7 +138,7 @@ def book_appointment(args: BookingRequest, ctx: ToolContext) -> dict[str, Any]:
     appointment_id = (
         "AP-" + hashlib.sha256(f"{args.slot_id}|{ctx.user_id}".encode()).hexdigest()[:8].upper()
     )
-    with _db(ctx).transaction() as conn:
+    with ctx.database().transaction() as conn:
         booked = conn.execute(
             "UPDATE appointment_slots SET status = 'booked' WHERE slot_id = ? AND"
             " status = 'held' AND held_by = ?",
@@ -175,7 +168,7 @@ def notify_patient(args: NotificationRequest, ctx: ToolContext) -> dict[str, Any
     except Exception as exc:
         msg = f"notification failed: {type(exc).__name__}"
         raise TransientToolError(msg, details={"reason": "notify_failed"}) from exc
-    with _db(ctx).transaction() as conn:
+    with ctx.database().transaction() as conn:
         conn.execute(
             "INSERT INTO notifications (user_id, channel, content) VALUES (?, ?, ?)",
             (ctx.user_id, args.channel, args.content),

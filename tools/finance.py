@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tools.db import Database, pin_hash
 from tools.errors import ResourceNotFoundError, TransientToolError, UserFixableError
+from tools.orders import order_owner
 from tools.registry import ToolCard, ToolContext
 from tools.vault import TOKEN_PREFIX, IdentityVault
 
@@ -70,16 +71,9 @@ class TransferOrder(TransferPlan):
     risk_ticket: str = Field(min_length=8, description="From the risk check; never invented.")
 
 
-def _db(ctx: ToolContext) -> Database:
-    if not isinstance(ctx.resources, Database):
-        msg = "finance tools need the business Database in ToolContext.resources"
-        raise TypeError(msg)
-    return ctx.resources
-
-
 def account_owner(args: AccountRef, ctx: ToolContext) -> str | None:
     """Return the owner of the payer's account."""
-    row = _db(ctx).query_one(
+    row = ctx.database().query_one(
         "SELECT user_id FROM accounts WHERE account_id = ?", (args.account_id,)
     )
     return None if row is None else str(row["user_id"])
@@ -87,7 +81,7 @@ def account_owner(args: AccountRef, ctx: ToolContext) -> str | None:
 
 def verify_identity(args: IdentityCheck, ctx: ToolContext) -> dict[str, Any]:
     """Check the payment PIN of the payer's account."""
-    row = _db(ctx).query_one(
+    row = ctx.database().query_one(
         "SELECT pin_hash FROM accounts WHERE account_id = ?", (args.account_id,)
     )
     if row is None:
@@ -95,7 +89,7 @@ def verify_identity(args: IdentityCheck, ctx: ToolContext) -> dict[str, Any]:
         raise ResourceNotFoundError(msg)
     pin = args.pin
     if pin.startswith(TOKEN_PREFIX):
-        pin = IdentityVault(_db(ctx)).reveal(ctx.user_id, pin) or ""
+        pin = IdentityVault(ctx.database()).reveal(ctx.user_id, pin) or ""
     if row["pin_hash"] != pin_hash(args.account_id, pin):
         msg = "the payment PIN is wrong"
         raise UserFixableError(msg, details={"step": "verify_identity", "reason": "wrong_pin"})
@@ -104,7 +98,7 @@ def verify_identity(args: IdentityCheck, ctx: ToolContext) -> dict[str, Any]:
 
 def check_balance(args: TransferPlan, ctx: ToolContext) -> dict[str, Any]:
     """Check the payer can cover the amount and the payee exists."""
-    db = _db(ctx)
+    db = ctx.database()
     payer = db.query_one(
         "SELECT balance_cents FROM accounts WHERE account_id = ?", (args.account_id,)
     )
@@ -126,7 +120,7 @@ def check_balance(args: TransferPlan, ctx: ToolContext) -> dict[str, Any]:
 
 def assess_transfer_risk(args: TransferPlan, ctx: ToolContext) -> dict[str, Any]:
     """Score the transfer: large amounts, new payees and draining the account add risk."""
-    db = _db(ctx)
+    db = ctx.database()
     payer = db.query_one(
         "SELECT balance_cents FROM accounts WHERE account_id = ?", (args.account_id,)
     )
@@ -152,7 +146,7 @@ def assess_transfer_risk(args: TransferPlan, ctx: ToolContext) -> dict[str, Any]
 
 def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
     """Move the money atomically; above the risk threshold, hold it for review instead."""
-    db = _db(ctx)
+    db = ctx.database()
     score = assess_transfer_risk(args, ctx)["risk_score"]
     transfer_id = "TX-" + hashlib.sha256(args.risk_ticket.encode()).hexdigest()[:10].upper()
     record = {
@@ -249,13 +243,15 @@ AUTO_APPROVE_CENTS = 100_000
 
 def order_owner_for_refund(args: LargeRefund, ctx: ToolContext) -> str | None:
     """Return the owner of the order to refund."""
-    row = _db(ctx).query_one("SELECT user_id FROM orders WHERE order_id = ?", (args.order_id,))
+    row = ctx.database().query_one(
+        "SELECT user_id FROM orders WHERE order_id = ?", (args.order_id,)
+    )
     return None if row is None else str(row["user_id"])
 
 
 def approve_large_refund(args: LargeRefund, ctx: ToolContext) -> dict[str, Any]:
     """Decide a large refund: approve it up to the limit, else queue it for review."""
-    db = _db(ctx)
+    db = ctx.database()
     with db.transaction() as conn:
         order = conn.execute(
             "SELECT amount_cents, status FROM orders WHERE order_id = ?", (args.order_id,)
@@ -302,7 +298,7 @@ FINANCE_TOOLS = (
         idempotent=False,
         permission="finance:refund",
         domain="finance",
-        owner_of=order_owner_for_refund,
+        owner_of=order_owner,
     ),
     ToolCard(
         name="verify_identity",

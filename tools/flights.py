@@ -11,7 +11,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tools.db import Database
 from tools.errors import ResourceNotFoundError, UserFixableError
 from tools.registry import ToolCard, ToolContext
 from tools.vault import TOKEN_PREFIX, IdentityVault, id_card_problem, mask_id_card
@@ -44,16 +43,9 @@ class FlightBooking(BaseModel):
         return value.upper()
 
 
-def _db(ctx: ToolContext) -> Database:
-    if not isinstance(ctx.resources, Database):
-        msg = "flight tools need the business Database in ToolContext.resources"
-        raise TypeError(msg)
-    return ctx.resources
-
-
 def _passenger(args: FlightBooking, ctx: ToolContext) -> tuple[str, str]:
     """Return (token, masked number), storing a raw number in the vault first."""
-    vault = IdentityVault(_db(ctx))
+    vault = IdentityVault(ctx.database())
     if args.passenger_id.startswith(TOKEN_PREFIX):
         number = vault.reveal(ctx.user_id, args.passenger_id)
         if number is None:
@@ -65,7 +57,7 @@ def _passenger(args: FlightBooking, ctx: ToolContext) -> tuple[str, str]:
 
 def book_flight_ticket(args: FlightBooking, ctx: ToolContext) -> dict[str, Any]:
     """Book the earliest flight with a free seat on the route and date."""
-    db = _db(ctx)
+    db = ctx.database()
     token, masked = _passenger(args, ctx)
     origin, destination = normalize_city(args.origin), normalize_city(args.destination)
     day = args.departure_date.isoformat()
@@ -131,7 +123,7 @@ def book_flight_ticket(args: FlightBooking, ctx: ToolContext) -> dict[str, Any]:
 
 def booking_status(args: FlightBooking, ctx: ToolContext) -> dict[str, Any] | None:
     """Find the booking a timed-out call may have made, or ``None``."""
-    db = _db(ctx)
+    db = ctx.database()
     token = args.passenger_id
     if not token.startswith(TOKEN_PREFIX):
         token = IdentityVault(db).store(ctx.user_id, token)

@@ -12,7 +12,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from tools.db import Database
 from tools.errors import HandoffRequired, ResourceNotFoundError, UserFixableError
 from tools.registry import ToolCard, ToolContext
 
@@ -66,25 +65,18 @@ class NotificationRequest(BaseModel):
     )
 
 
-def _db(ctx: ToolContext) -> Database:
-    if not isinstance(ctx.resources, Database):
-        msg = "order tools need the business Database in ToolContext.resources"
-        raise TypeError(msg)
-    return ctx.resources
-
-
-def order_owner(
-    args: OrderRef | RefundRequest | NotificationRequest, ctx: ToolContext
-) -> str | None:
+def order_owner(args: Any, ctx: ToolContext) -> str | None:
     """Return the owner of the order the arguments name, or ``None`` if there is none."""
-    row = _db(ctx).query_one("SELECT user_id FROM orders WHERE order_id = ?", (args.order_id,))
+    row = ctx.database().query_one(
+        "SELECT user_id FROM orders WHERE order_id = ?", (args.order_id,)
+    )
     return None if row is None else str(row["user_id"])
 
 
 def _load_order(
     args: OrderRef | RefundRequest | NotificationRequest, ctx: ToolContext
 ) -> dict[str, Any]:
-    row = _db(ctx).query_one(
+    row = ctx.database().query_one(
         "SELECT order_id, user_id, status, eta_minutes, eta_date, amount_cents, item"
         " FROM orders WHERE order_id = ?",
         (args.order_id,),
@@ -109,7 +101,7 @@ def query_order_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
 
 def request_refund(args: RefundRequest, ctx: ToolContext) -> dict[str, Any]:
     """File a refund request for the whole order; one per order."""
-    db = _db(ctx)
+    db = ctx.database()
     with db.transaction() as conn:
         order = conn.execute(
             "SELECT order_id, status, amount_cents FROM orders WHERE order_id = ?",
@@ -162,7 +154,7 @@ def request_refund(args: RefundRequest, ctx: ToolContext) -> dict[str, Any]:
 
 def refund_status(args: RefundRequest, ctx: ToolContext) -> dict[str, Any] | None:
     """Find the refund a timed-out ``request_refund`` may have filed, or ``None``."""
-    row = _db(ctx).query_one(
+    row = ctx.database().query_one(
         "SELECT refund_id, amount_cents, status FROM refunds WHERE order_id = ? AND user_id = ?",
         (args.order_id, ctx.user_id),
     )
@@ -173,7 +165,7 @@ def refund_status(args: RefundRequest, ctx: ToolContext) -> dict[str, Any] | Non
 
 def urge_delivery(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
     """Ask the rider or carrier to hurry; only orders still on their way can be urged."""
-    db = _db(ctx)
+    db = ctx.database()
     order = _load_order(args, ctx)
     if order["status"] not in ("delivering", "shipped"):
         msg = f"order {args.order_id} is {order['status']}: it cannot be urged"
@@ -200,7 +192,7 @@ def send_notification(args: NotificationRequest, ctx: ToolContext) -> dict[str, 
     order = _load_order(args, ctx)
     eta = order["eta_minutes"] and f"，预计 {order['eta_minutes']} 分钟送达" or ""
     content = f"订单 {order['order_id']}（{order['item']}）当前状态：{order['status']}{eta}。"
-    with _db(ctx).transaction() as conn:
+    with ctx.database().transaction() as conn:
         conn.execute(
             "INSERT INTO notifications (user_id, channel, content) VALUES (?, ?, ?)",
             (ctx.user_id, args.channel, content),

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
+from tools.db import Database
 from tools.guards import TaskHistory
 from tools.permissions import role_allows
 
@@ -66,6 +67,13 @@ class ToolContext:
     """Backends the handler needs (the business database), injected by the graph."""
     history: TaskHistory = field(default_factory=TaskHistory)
     """What the task has done so far, for prerequisites and guards."""
+
+    def database(self) -> Database:
+        """Return the business database the graph injected; its absence is a wiring bug."""
+        if not isinstance(self.resources, Database):
+            msg = "this tool needs the business Database in ToolContext.resources"
+            raise TypeError(msg)
+        return self.resources
 
 
 Handler = Callable[[Any, ToolContext], Any]

@@ -118,11 +118,8 @@ def run_checked_query(
 
 def query_sales_report(args: SalesQuestion, ctx: ToolContext) -> dict[str, Any]:
     """Answer a sales question from the sales table."""
-    if not isinstance(ctx.resources, Database):
-        msg = "sales tools need the business Database in ToolContext.resources"
-        raise TypeError(msg)
     plan = question_to_sql(args.question)
-    rows = run_checked_query(ctx.resources, plan.sql, plan.params)
+    rows = run_checked_query(ctx.database(), plan.sql, plan.params)
     return {
         "question": args.question,
         "sql": plan.sql,

@@ -55,48 +55,34 @@ def test_state_survives_a_process_restart_with_the_sqlite_saver(tmp_path):
     assert (tmp_path / "business.db").exists()
 
 
+def reach(*args: str, data_dir=None, stdin: str | None = None, check: bool = True):
+    """Run the ``reach`` console script as a user would, in its own process."""
+    env = {**os.environ, "COLUMNS": "200"}
+    if data_dir is not None:
+        env["REACH_DATA_DIR"] = str(data_dir)
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "reach"), *args],
+        input=stdin,
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=check,
+    )
+
+
 def test_reach_chat_resumes_a_thread_after_restart(tmp_path):
-    reach = Path(sys.executable).parent / "reach"
-    env = {**os.environ, "REACH_DATA_DIR": str(tmp_path), "COLUMNS": "200"}
-    args = [str(reach), "chat", "--thread", "cli-1", "--user", "u_10001"]
-    first = subprocess.run(
-        args,
-        input="我的订单怎么还没到？\n/quit\n",
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    chat = ("chat", "--thread", "cli-1", "--user", "u_10001")
+    first = reach(*chat, data_dir=tmp_path, stdin="我的订单怎么还没到？\n/quit\n")
     assert "订单号" in first.stdout
-    second = subprocess.run(
-        args,
-        input="OD-20240618-001\n",
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    second = reach(*chat, data_dir=tmp_path, stdin="OD-20240618-001\n")
     assert "resuming thread cli-1" in second.stdout
     assert "配送中" in second.stdout
 
 
 def test_reach_demo_runs_on_embedded_defaults(tmp_path):
-    reach = Path(sys.executable).parent / "reach"
-    env = {**os.environ, "COLUMNS": "200"}
-    done = subprocess.run(
-        [str(reach), "demo", "--data-dir", str(tmp_path)],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    out = done.stdout
+    out = reach("demo", "--data-dir", str(tmp_path)).stdout
     for node in (
         "[intent]",
         "[slot_filling]",
@@ -104,62 +90,28 @@ def test_reach_demo_runs_on_embedded_defaults(tmp_path):
         "[reply]",
         "[clarify]",
         "[reflect_refine]",
+        "[finance]",
+        "[appointment]",
     ):
         assert node in out
     assert "配送中" in out and "15 分钟" in out
     assert "北京现在晴" in out  # weather, from the demo's local weather API
     assert "2024年6月销售额最高的产品是「蓝牙耳机」" in out  # sales, on the design's June 2024
+    assert "FL-20240621001" in out and "预约成功" in out and "已转交财务处理" in out
 
 
 def test_reach_demo_runs_one_scenario_and_refuses_an_unknown_one(tmp_path):
-    reach = Path(sys.executable).parent / "reach"
-    env = {**os.environ, "COLUMNS": "200"}
-    one = subprocess.run(
-        [str(reach), "demo", "--scenario", "weather", "--data-dir", str(tmp_path)],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    one = reach("demo", "--scenario", "weather", "--data-dir", str(tmp_path))
     assert "杭州现在小雨" in one.stdout and "配送中" not in one.stdout
-    bad = subprocess.run(
-        [str(reach), "demo", "--scenario", "nope"],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    bad = reach("demo", "--scenario", "nope", check=False)
     assert bad.returncode == 2 and "unknown scenario" in bad.stdout
 
 
 def test_reach_chat_asks_before_a_refund_and_the_next_message_answers(tmp_path):
-    reach = Path(sys.executable).parent / "reach"
-    env = {**os.environ, "REACH_DATA_DIR": str(tmp_path), "COLUMNS": "200"}
-    args = [str(reach), "chat", "--thread", "refund", "--user", "u_10001"]
-    asked = subprocess.run(
-        args,
-        input="我要退款 OD-20240618-002\n",
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    chat = ("chat", "--thread", "refund", "--user", "u_10001")
+    asked = reach(*chat, data_dir=tmp_path, stdin="我要退款 OD-20240618-002\n")
     assert "请确认是否继续" in asked.stdout
-    done = subprocess.run(
-        args,
-        input="确认\n",
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    done = reach(*chat, data_dir=tmp_path, stdin="确认\n")
     assert "提交退款申请" in done.stdout
     audit = (tmp_path / "audit.jsonl").read_text()
     assert '"tool": "request_refund"' in audit and '"status": "success"' in audit
