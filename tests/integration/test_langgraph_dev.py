@@ -22,8 +22,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture
-def dev_server(tmp_path):
+@pytest.fixture(scope="module")
+def dev_server(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("langgraph-dev")
     port = free_port()
     langgraph = Path(sys.executable).parent / "langgraph"
     env = {**os.environ, "REACH_DATA_DIR": str(tmp_path), "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
@@ -92,3 +93,26 @@ async def test_a_thread_runs_through_the_langgraph_api(dev_server):
     assert len(history) >= 10 and "loop" in nodes
     assert history[-1]["next"] == ["__start__"]
     assert history[0]["next"] == []
+
+
+async def test_a_confirmation_round_trip_through_the_api(dev_server):
+    client = get_client(url=dev_server)
+    thread = await client.threads.create()
+    context = {"user_id": "u_10001", "user_role": "customer"}
+    await client.runs.wait(
+        thread["thread_id"],
+        "agent",
+        input={"messages": [{"role": "user", "content": "我要退款 OD-20240618-002"}]},
+        context=context,
+    )
+    state = await client.threads.get_state(thread["thread_id"])
+    assert state["next"] == ["tool"]
+    interrupt_value = state["tasks"][0]["interrupts"][0]["value"]
+    assert interrupt_value["type"] == "confirm_action"
+    done = await client.runs.wait(
+        thread["thread_id"],
+        "agent",
+        command={"resume": {"decision": "approve"}},
+        context=context,
+    )
+    assert "提交退款申请" in done["messages"][-1]["content"]
