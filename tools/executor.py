@@ -9,8 +9,8 @@ Every call goes through the same pipeline, in this order:
 5. confirm      high-risk tools need an explicit decision (the graph asks with interrupt())
 6. idempotency  a request id derived from thread, task, tool and arguments; a second run
                 returns the stored result with ``duplicated: true``
-7. limits       task guards, per-user rate limit, per-tool circuit breaker (an open
-                circuit is checked before the idempotency claim and on every retry)
+7. limits       task guards, per-user rate limit, per-tool circuit breaker (checked
+                before every attempt, so an open circuit spares the backend)
 8. cache        idempotent read tools with ``cache_ttl_s``
 9. execute      with the card's timeout; transient failures of idempotent tools retried
                 with exponential backoff and jitter; a side-effecting timeout is checked
