@@ -82,6 +82,9 @@ def build_graph(
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile the agent graph.
 
+    The checkpointer's serializer is wrapped so that no checkpoint it writes holds a full
+    ID-card number or a keyword-marked PIN (see ``graph.checkpoint.masking``).
+
     Args:
         checkpointer: Where thread state persists; ``None`` for none (``langgraph dev``).
         services: Understanding, tools and data; built from ``options`` when omitted.
