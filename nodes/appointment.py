@@ -12,13 +12,12 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from nodes.common import Node, context_of, protocol_message, session_id
+from nodes.common import Node, context_of, protocol_message, tool_context
 from nodes.confirmation import read_decision
 from nodes.prompts import render
 from nodes.services import Services
 from state import AgentState, Context
 from tools.executor import envelope
-from tools.guards import TaskHistory
 from tools.registry import ToolContext
 
 
@@ -34,13 +33,11 @@ def make_appointment_node(services: Services) -> Node:
         results: list[dict[str, Any]] = []
 
         def ctx() -> ToolContext:
-            return ToolContext(
-                user_id=context.user_id,
-                user_role=context.user_role,
-                session_id=session_id(runtime),
+            return tool_context(
+                runtime,
                 task_id=state.get("task_id", ""),
                 resources=services.database,
-                history=TaskHistory.from_results(results),
+                results=results,
             )
 
         query = {"department": slots.get("department", "")}

@@ -9,6 +9,8 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from state import AgentState, Context, ProtocolMessage
+from tools.guards import TaskHistory
+from tools.registry import ToolContext
 
 EPHEMERAL_SESSION = "ephemeral"
 
@@ -36,6 +38,26 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
         known = {key: value for key, value in context.items() if key in Context.__annotations__}
         return Context(**known)
     return Context()
+
+
+def tool_context(
+    runtime: Runtime[Context] | None,
+    *,
+    task_id: str,
+    resources: Any,
+    results: list[dict[str, Any]],
+    step_count: int = 0,
+) -> ToolContext:
+    """Build what a tool call may know: the trusted caller, the thread, the task so far."""
+    context = context_of(runtime)
+    return ToolContext(
+        user_id=context.user_id,
+        user_role=context.user_role,
+        session_id=session_id(runtime),
+        task_id=task_id,
+        resources=resources,
+        history=TaskHistory.from_results(results, step_count),
+    )
 
 
 def latest_user_message(state: AgentState) -> HumanMessage | None:

@@ -16,14 +16,12 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from nodes.common import Node, context_of, protocol_message, session_id
+from nodes.common import Node, context_of, protocol_message, tool_context
 from nodes.confirmation import confirmation_request, read_decision
 from nodes.services import Services
 from state import AgentState, Context, append_protocol, append_results
 from tools.executor import ActionExecutor, PreparedCall, envelope
-from tools.guards import TaskHistory
 from tools.permissions import role_allows
-from tools.registry import ToolContext
 
 CHAIN = ("verify_identity", "check_balance", "assess_transfer_risk", "execute_transfer")
 REFUND_CHAIN = ("approve_large_refund",)
@@ -86,14 +84,11 @@ def make_step(executor_of: Any, tool: str) -> StepNode:
     def step(state: FinanceState, runtime: Runtime[Context]) -> dict[str, Any]:
         """Run the step; a high-risk step is confirmed first, before any effect."""
         executor: ActionExecutor = executor_of()
-        context = context_of(runtime)
-        ctx = ToolContext(
-            user_id=context.user_id,
-            user_role=context.user_role,
-            session_id=session_id(runtime),
+        ctx = tool_context(
+            runtime,
             task_id=state.get("task_id", ""),
             resources=executor_of.database,
-            history=TaskHistory.from_results(state.get("steps") or []),
+            results=state.get("steps") or [],
         )
         call = {"name": tool, "parameters": _arguments(tool, state)}
         prepared = executor.prepare(call, ctx)

@@ -16,7 +16,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from nodes.common import Node, context_of, protocol_fields, session_id
+from nodes.common import Node, context_of, protocol_fields
+from nodes.common import tool_context as tool_context_for
 from nodes.confirmation import confirmation_request, read_decision
 from nodes.services import Services
 from nodes.slot_filling import plan_tool_calls, vault_identity
@@ -34,15 +35,12 @@ def make_tool_node(services: Services) -> Node:
         """Run every planned call; identity comes from the runtime context, not the call."""
         executor = services.executor
         context = context_of(runtime)
-        tool_context = ToolContext(
-            user_id=context.user_id,
-            user_role=context.user_role,
-            session_id=session_id(runtime),
+        tool_context = tool_context_for(
+            runtime,
             task_id=state.get("task_id", ""),
             resources=services.database,
-            history=TaskHistory.from_results(
-                state.get("tool_results") or [], state.get("step_count", 0)
-            ),
+            results=state.get("tool_results") or [],
+            step_count=state.get("step_count", 0),
         )
         all_calls = state.get("pending_tool_calls") or []
         planned_tools = {call["name"] for call in all_calls}
