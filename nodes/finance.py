@@ -20,7 +20,7 @@ from nodes.common import Node, context_of, protocol_message, tool_context
 from nodes.confirmation import confirmation_request, read_decision
 from nodes.services import Services
 from state import AgentState, Context, append_protocol, append_results
-from tools.executor import ActionExecutor, PreparedCall, envelope
+from tools.executor import PreparedCall, envelope
 from tools.permissions import role_allows
 
 CHAIN = ("verify_identity", "check_balance", "assess_transfer_risk", "execute_transfer")
@@ -78,16 +78,16 @@ def _arguments(tool: str, state: FinanceState) -> dict[str, Any]:
     return plan
 
 
-def make_step(executor_of: Any, tool: str) -> StepNode:
+def make_step(services: Services, tool: str) -> StepNode:
     """Build the node running one step of the chain through the finance executor."""
 
     def step(state: FinanceState, runtime: Runtime[Context]) -> dict[str, Any]:
         """Run the step; a high-risk step is confirmed first, before any effect."""
-        executor: ActionExecutor = executor_of()
+        executor = services.finance_executor
         ctx = tool_context(
             runtime,
             task_id=state.get("task_id", ""),
-            resources=executor_of.database,
+            resources=services.database,
             results=state.get("steps") or [],
         )
         call = {"name": tool, "parameters": _arguments(tool, state)}
@@ -133,24 +133,9 @@ def route_chain(state: FinanceState) -> str:
     return remaining[0] if remaining else END
 
 
-class _ExecutorOf:
-    """Lazily builds the finance executor and opens the database, like ``Services``."""
-
-    def __init__(self, services: Services) -> None:
-        self.services = services
-
-    def __call__(self) -> ActionExecutor:
-        return self.services.finance_executor
-
-    @property
-    def database(self) -> Any:
-        return self.services.database
-
-
 def make_finance_steps(services: Services) -> dict[str, StepNode]:
     """Build one node per chain step, sharing the finance executor."""
-    executor_of = _ExecutorOf(services)
-    return {tool: make_step(executor_of, tool) for tool in STEPS}
+    return {tool: make_step(services, tool) for tool in STEPS}
 
 
 def make_handoff_node(

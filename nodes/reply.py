@@ -51,8 +51,17 @@ def describe_result(result: dict[str, Any], state: AgentState, language: str) ->
     if error_type == "validation":
         fields = ", ".join(err["field"] for err in data.get("errors", [])) or "arguments"
         return render("invalid_request", language, reason=fields)
-    describe = DESCRIBERS.get(result["tool"], _describe_order)
+    describe = DESCRIBERS.get(result["tool"], _describe_generic)
     return describe(result, data, state, language)
+
+
+def _describe_generic(
+    result: dict[str, Any], data: dict[str, Any], state: AgentState, language: str
+) -> str:
+    """A tool without its own wording: its summary on success, else a hand-over."""
+    if result["status"] == "success" and result.get("summary"):
+        return str(result["summary"])
+    return render("handoff", language, task=intent_label(state.get("intent", ""), language))
 
 
 def _describe_order(
@@ -236,6 +245,10 @@ def _describe_appointment(
 
 Describer = Callable[[dict[str, Any], dict[str, Any], AgentState, str], str]
 DESCRIBERS: dict[str, Describer] = {
+    **dict.fromkeys(
+        ("query_order_status", "request_refund", "urge_delivery", "send_notification"),
+        _describe_order,
+    ),
     "query_weather": _describe_weather,
     "query_sales_report": _describe_sales,
     "book_flight_ticket": _describe_flight,
@@ -281,8 +294,5 @@ def _describe_order_success(tool: str, data: dict[str, Any], language: str) -> s
                 refund_status=data["status"],
             )
         return render("refund_submitted", language, amount=amount, **data)
-    if tool == "urge_delivery":
-        name = "urged_minutes" if data.get("eta_minutes") else "urged_date"
-        return render(name, language, **data)
-    summary = data.get("summary") if isinstance(data, dict) else None
-    return str(summary or "")
+    name = "urged_minutes" if data.get("eta_minutes") else "urged_date"  # urge_delivery
+    return render(name, language, **data)

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from tools.db import Database
 from tools.errors import ResourceNotFoundError, UserFixableError
 from tools.registry import ToolCard, ToolContext
 from tools.vault import TOKEN_PREFIX, IdentityVault, id_card_problem, mask_id_card
@@ -107,32 +108,22 @@ def book_flight_ticket(args: FlightBooking, ctx: ToolContext) -> dict[str, Any]:
                     masked,
                 ),
             )
-    return {
-        "booking_id": booking_id,
-        "flight_no": flight["flight_no"],
-        "origin": args.origin,
-        "destination": args.destination,
-        "departure_date": day,
-        "depart_time": flight["depart_time"],
-        "arrive_time": flight["arrive_time"],
-        "price_cents": flight["price_cents"],
-        "passenger_name": args.passenger_name,
-        "passenger_id": masked,
-    }
+    view = _booking_view(db, args, "b.booking_id = ?", (booking_id,))
+    if view is None:  # the row was written in the transaction above
+        msg = f"booking {booking_id} vanished after commit"
+        raise RuntimeError(msg)
+    return view
 
 
-def booking_status(args: FlightBooking, ctx: ToolContext) -> dict[str, Any] | None:
-    """Find the booking a timed-out call may have made, or ``None``."""
-    db = ctx.database()
-    token = args.passenger_id
-    if not token.startswith(TOKEN_PREFIX):
-        token = IdentityVault(db).store(ctx.user_id, token)
+def _booking_view(
+    db: Database, args: FlightBooking, where: str, params: tuple[Any, ...]
+) -> dict[str, Any] | None:
+    """Describe one booking the same way, whether just made or found by a status lookup."""
     row = db.query_one(
         "SELECT b.booking_id, b.flight_no, b.flight_date, b.passenger_name, b.passenger_masked,"
         " f.depart_time, f.arrive_time, f.price_cents FROM flight_bookings b JOIN flights f"
-        " ON f.flight_no = b.flight_no AND f.flight_date = b.flight_date"
-        " WHERE b.user_id = ? AND b.flight_date = ? AND b.passenger_token = ?",
-        (ctx.user_id, args.departure_date.isoformat(), token),
+        " ON f.flight_no = b.flight_no AND f.flight_date = b.flight_date WHERE " + where,
+        params,
     )
     if row is None:
         return None
@@ -148,6 +139,20 @@ def booking_status(args: FlightBooking, ctx: ToolContext) -> dict[str, Any] | No
         "passenger_name": row["passenger_name"],
         "passenger_id": row["passenger_masked"],
     }
+
+
+def booking_status(args: FlightBooking, ctx: ToolContext) -> dict[str, Any] | None:
+    """Find the booking a timed-out call may have made, or ``None``."""
+    db = ctx.database()
+    token = args.passenger_id
+    if not token.startswith(TOKEN_PREFIX):
+        token = IdentityVault(db).store(ctx.user_id, token)
+    return _booking_view(
+        db,
+        args,
+        "b.user_id = ? AND b.flight_date = ? AND b.passenger_token = ?",
+        (ctx.user_id, args.departure_date.isoformat(), token),
+    )
 
 
 def _summarize(data: dict[str, Any]) -> str:

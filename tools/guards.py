@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from limits import parse
-from limits.storage import MemoryStorage, Storage, storage_from_string
+from limits.storage import MemoryStorage, Storage
 from limits.strategies import MovingWindowRateLimiter
 
 
@@ -24,17 +24,8 @@ class RateLimiter:
     """Per user and tool, as each card's ``rate_limit`` says (e.g. ``10/minute``)."""
 
     def __init__(self, storage: Storage | None = None) -> None:
-        """Count in ``storage`` (memory by default; ``limits`` Redis storage to share)."""
+        """Count in ``storage`` (memory by default; Redis mode uses ``RedisAdmission``)."""
         self._limiter = MovingWindowRateLimiter(storage or MemoryStorage())
-
-    @classmethod
-    def from_url(cls, url: str) -> RateLimiter:
-        """Count in the Redis at ``url``, shared by every process."""
-        storage = storage_from_string(url)
-        if not isinstance(storage, Storage):
-            msg = f"{url!r} is not a synchronous limits storage"
-            raise TypeError(msg)
-        return cls(storage)
 
     def hit(self, rule: str | None, user_id: str, tool: str) -> bool:
         """Record one call; return False when it is over the limit."""

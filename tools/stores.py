@@ -4,7 +4,8 @@ The idempotency record is what makes a side effect happen once. It lives outside
 checkpoint on purpose: a node re-run on resume or replay, or after a crash between the
 handler and the checkpoint write, finds the record and answers with the stored result.
 
-Backends: SQLite in the data directory (default), Redis when configured, memory for tests.
+Backends: SQLite in the data directory (default) and memory for tests; with Redis,
+``tools.admission.RedisAdmission`` keeps these records together with the cache and limits.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from cachetools import TLRUCache
-from redis import Redis
 
 RecordState = Literal["pending", "succeeded", "failed"]
 DEFAULT_RETENTION_S = 24 * 3600
@@ -196,52 +196,6 @@ class SQLiteIdempotencyStore:
             ).rowcount
 
 
-class RedisIdempotencyStore:
-    """Idempotency records in Redis: ``SET NX PX`` claims, expiry by Redis itself."""
-
-    def __init__(
-        self, client: Redis, *, prefix: str = "reach:idem", retention_s: float = DEFAULT_RETENTION_S
-    ) -> None:
-        """Use ``client``; records expire after ``retention_s``."""
-        self.client = client
-        self.prefix = prefix
-        self.retention_ms = int(retention_s * 1000)
-
-    def _key(self, request_id: str) -> str:
-        return f"{self.prefix}:{{{request_id}}}"
-
-    def peek(self, request_id: str) -> IdempotencyRecord | None:
-        """Return the record of ``request_id``."""
-        raw = self.client.get(self._key(request_id))
-        return None if raw is None else _decode(request_id, raw)
-
-    def claim(self, request_id: str, fingerprint: str) -> Claim:
-        """Create a pending record with ``SET NX``, or return the existing one."""
-        pending = json.dumps({"fingerprint": fingerprint, "state": "pending", "result": None})
-        # SET NX GET returns the old value when the key exists, in one round trip.
-        old = self.client.set(
-            self._key(request_id), pending, nx=True, px=self.retention_ms, get=True
-        )
-        if old is None or isinstance(old, bool):
-            return Claim(acquired=True, record=None)
-        return Claim(acquired=False, record=_decode(request_id, old))
-
-    def complete(
-        self, request_id: str, state: Literal["succeeded", "failed"], result: dict[str, Any]
-    ) -> None:
-        """Store the outcome, keeping the record's expiry."""
-        record = self.peek(request_id)
-        fingerprint = record.fingerprint if record else ""
-        body = json.dumps(
-            {"fingerprint": fingerprint, "state": state, "result": result}, ensure_ascii=False
-        )
-        self.client.set(self._key(request_id), body, xx=True, keepttl=True)
-
-    def release(self, request_id: str) -> None:
-        """Drop a record whose call did not happen."""
-        self.client.delete(self._key(request_id))
-
-
 def _record(request_id: str, fingerprint: str, state: str, result: str | None) -> IdempotencyRecord:
     return IdempotencyRecord(
         request_id,
@@ -249,11 +203,6 @@ def _record(request_id: str, fingerprint: str, state: str, result: str | None) -
         state,  # type: ignore[arg-type]
         json.loads(result) if result else None,
     )
-
-
-def _decode(request_id: str, raw: bytes | str) -> IdempotencyRecord:
-    body = json.loads(raw)
-    return IdempotencyRecord(request_id, body["fingerprint"], body["state"], body["result"])
 
 
 class ResultCache(Protocol):
@@ -288,23 +237,3 @@ class MemoryResultCache:
         """Cache a result."""
         with self._lock:
             self._cache[key] = (ttl_s, value)
-
-
-class RedisResultCache:
-    """Cache in Redis, shared by every process."""
-
-    def __init__(self, client: Redis, *, prefix: str = "reach:cache") -> None:
-        """Use ``client``."""
-        self.client = client
-        self.prefix = prefix
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        """Return a fresh cached result."""
-        raw = self.client.get(f"{self.prefix}:{key}")
-        return None if raw is None else json.loads(raw)
-
-    def put(self, key: str, value: dict[str, Any], ttl_s: float) -> None:
-        """Cache a result."""
-        self.client.set(
-            f"{self.prefix}:{key}", json.dumps(value, ensure_ascii=False), px=int(ttl_s * 1000)
-        )

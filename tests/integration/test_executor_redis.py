@@ -108,13 +108,30 @@ def test_default_executor_uses_redis_when_configured(redis_url, monkeypatch, dat
     assert time.perf_counter() - started < 5
 
 
-def test_redis_idempotency_store(redis_url):
-    from tools.stores import RedisIdempotencyStore
-
-    store = RedisIdempotencyStore(Redis.from_url(redis_url), retention_s=60)
-    assert store.claim("r1", "f1").acquired
-    assert store.claim("r1", "f1").record.state == "pending"
-    store.complete("r1", "succeeded", {"status": "success"})
-    assert store.peek("r1").result == {"status": "success"}
-    store.release("r1")
-    assert store.peek("r1") is None
+def test_redis_admission_records_claim_outcome_and_release(admission):
+    first = admission.admit(
+        rate_rule=None, user_id="u", tool="t", cache_key=None, request_id="r1", fingerprint="f1"
+    )
+    assert first.claim.acquired
+    again = admission.admit(
+        rate_rule=None, user_id="u", tool="t", cache_key=None, request_id="r1", fingerprint="f1"
+    )
+    assert again.claim.record.state == "pending"
+    admission.settle(
+        request_id="r1",
+        fingerprint="f1",
+        outcome="succeeded",
+        result={"status": "success"},
+        cache_key=None,
+        cache_ttl_s=None,
+    )
+    assert admission.peek("r1").result == {"status": "success"}
+    admission.settle(
+        request_id="r1",
+        fingerprint="f1",
+        outcome="release",
+        result={},
+        cache_key=None,
+        cache_ttl_s=None,
+    )
+    assert admission.peek("r1") is None
