@@ -92,7 +92,8 @@ def confirm_then_run(
             outcome.revision = revise(outcome.answer, outcome.decision)
             if outcome.revision is not None:
                 return outcome
-    if before_effects is not None:
+    declined = outcome.decision is not None and outcome.decision.kind == "reject"
+    if before_effects is not None and not declined:
         early = before_effects(outcome.decision) or []
         outcome.results.extend(early)
         if any(result.get("status") != "success" for result in early):

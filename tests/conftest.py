@@ -10,25 +10,36 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.builder import build_graph
 from state import Context
-from tools.catalog import default_registry
+from tests.helpers import default_registry
+from tests.helpers import open_database
 from tools.db import Database
 from tools.executor import ActionExecutor, ExecutorSettings
 from tools.registry import ToolRegistry
+from tools.settings import get_settings
 
 ALICE = Context(user_id="u_10001", user_role="customer")
 BOB = Context(user_id="u_10002", user_role="customer")
+
+
+@pytest.fixture(autouse=True)
+def fresh_settings():
+    """Settings are read once per process; each test reads its own environment."""
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "reach-data"
     monkeypatch.setenv("REACH_DATA_DIR", str(path))
+    get_settings.cache_clear()
     return path
 
 
 @pytest.fixture
 def db(data_dir: Path) -> Database:
-    database = Database(data_dir / "business.db")
+    database = open_database(data_dir / "business.db")
     yield database
     database.close()
 

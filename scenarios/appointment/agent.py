@@ -55,8 +55,6 @@ def make_appointment_node(services: Services) -> Node:
         slot_ref = {"slot_id": chosen["slot_id"]}
 
         def hold(decision: Decision | None) -> list[ToolResult]:
-            if decision is None or decision.kind == "reject":
-                return []
             held = executor.execute({"name": "hold_appointment_slot", "parameters": slot_ref},
                                     ctx())  # fmt: skip
             results.append(held)

@@ -8,9 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from langgraph.types import Command
 
+from tests.helpers import set_env
 from state import Context
 from tests.conftest import ALICE, BOB, registry_with, say
-from tools.appointments import NotificationBackends, list_free_slots
+from scenarios.appointment.tools import NotificationBackends, list_free_slots
 
 pytestmark = pytest.mark.integration
 
@@ -20,7 +21,7 @@ CONFIG = {"configurable": {"thread_id": "t1"}}
 
 @pytest.fixture(autouse=True)
 def june_18(monkeypatch):
-    monkeypatch.setenv("REACH_TODAY", "2024-06-18")
+    set_env(monkeypatch, "REACH_TODAY", "2024-06-18")
 
 
 def slot(db, slot_id="S-005"):
@@ -61,7 +62,7 @@ def test_lookups_run_concurrently(make_app, db):
         time.sleep(0.3)
         return list_free_slots(args, ctx)
 
-    from tools.appointments import list_departments, list_doctors
+    from scenarios.appointment.tools import list_departments, list_doctors
 
     def slow_departments(args, ctx):
         time.sleep(0.3)

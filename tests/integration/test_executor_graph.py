@@ -13,10 +13,10 @@ from graph import time_travel
 from nodes.services import Services
 from nodes.tool import make_tool_node
 from tests.conftest import ALICE, fast_executor, nodes_visited, registry_with, say
-from tools.catalog import default_registry
+from tests.helpers import default_registry
 from tools.errors import PermanentToolError, TransientToolError
 from tools.guards import CircuitBreakers
-from tools.orders import query_order_status, request_refund, urge_delivery
+from scenarios.delivery.tools import query_order_status, request_refund, urge_delivery
 
 pytestmark = pytest.mark.integration
 
@@ -240,6 +240,7 @@ def test_eight_independent_calls_in_one_tool_node_run_concurrently(db):
         }
 
     services = Services(
+        scenarios=SCENARIOS,
         registry=registry_with("query_order_status", handler=slow, cache_ttl_s=None),
         database_factory=lambda: db,
         executor_factory=fast_executor,
@@ -266,7 +267,7 @@ def test_eight_independent_calls_in_one_tool_node_run_concurrently(db):
 
 
 def test_default_executor_keeps_idempotency_in_sqlite_across_processes(data_dir, db):
-    from tools.catalog import default_executor
+    from tests.helpers import default_executor
 
     executor = default_executor(default_registry())
     assert (data_dir / "executor.db").exists()

@@ -11,9 +11,9 @@ from redis.connection import AbstractConnection
 
 from tests.conftest import fast_executor, registry_with
 from tools.admission import RedisAdmission
-from tools.catalog import default_executor, default_registry
+from tests.helpers import set_env, default_executor, default_registry
 from tools.executor import Decision
-from tools.orders import query_order_status
+from scenarios.delivery.tools import query_order_status
 from tools.registry import ToolContext
 
 pytestmark = pytest.mark.integration
@@ -100,7 +100,7 @@ def test_a_call_costs_two_redis_round_trips(admission, ctx, monkeypatch, redis_s
 
 
 def test_default_executor_uses_redis_when_configured(redis_url, monkeypatch, data_dir, ctx):
-    monkeypatch.setenv("REDIS_URL", redis_url)
+    set_env(monkeypatch, "REDIS_URL", redis_url)
     executor = default_executor(default_registry())
     assert isinstance(executor.admission, RedisAdmission)
     started = time.perf_counter()

@@ -9,6 +9,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from tests.helpers import set_env
 from tests.conftest import ALICE, say
 
 pytestmark = pytest.mark.integration
@@ -21,7 +22,7 @@ CONFIG = {"configurable": {"thread_id": "t1"}}
 
 @pytest.fixture(autouse=True)
 def june_18(monkeypatch):
-    monkeypatch.setenv("REACH_TODAY", "2024-06-18")
+    set_env(monkeypatch, "REACH_TODAY", "2024-06-18")
 
 
 def seats(db, flight="MU5101", day="2024-06-20") -> int:
@@ -204,7 +205,7 @@ def test_clarification_turns_are_measured(make_app, db, capsys):
 def test_returning_to_an_unfinished_booking_after_another_topic(
     make_app, db, httpserver, monkeypatch
 ):
-    monkeypatch.setenv("REACH_WEATHER_URL", httpserver.url_for(""))
+    set_env(monkeypatch, "REACH_WEATHER_URL", httpserver.url_for(""))
     httpserver.expect_request("/weather").respond_with_json(
         {"city": "Beijing", "temp_c": 30, "condition": "晴", "humidity": 20}
     )

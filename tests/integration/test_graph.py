@@ -76,7 +76,7 @@ def test_reflect_refine_can_resolve_the_intent(app):
 
 
 def test_transient_failure_then_success_through_reflect_refine(make_app):
-    from tools.orders import query_order_status
+    from scenarios.delivery.tools import query_order_status
 
     attempts = []
 

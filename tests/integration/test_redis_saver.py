@@ -19,6 +19,7 @@ from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
 from graph.checkpoint.redis import PlainRedisSaver
+from tests.helpers import set_env
 from state import Context
 from tests.conftest import ALICE, BOB, fast_executor, say
 from tests.services import RedisServer
@@ -268,10 +269,10 @@ async def test_fifty_threads_concurrently_through_the_async_graph(redis_saver, d
 
 
 def test_factory_prefers_plain_saver_when_modules_are_missing(redis_url, monkeypatch, caplog):
-    monkeypatch.setenv("REDIS_URL", redis_url)
-    monkeypatch.setenv("REACH_REDIS_SAVER", "langgraph")
+    set_env(monkeypatch, "REDIS_URL", redis_url)
+    set_env(monkeypatch, "REACH_REDIS_SAVER", "langgraph")
     saver = make_checkpointer()
     assert isinstance(saver, PlainRedisSaver)
     assert "needs Redis modules" in caplog.text
-    monkeypatch.setenv("REACH_CHECKPOINTER", "memory")
+    set_env(monkeypatch, "REACH_CHECKPOINTER", "memory")
     assert isinstance(make_checkpointer(), InMemorySaver)

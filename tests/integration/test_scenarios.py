@@ -8,6 +8,7 @@ import json
 import pytest
 from werkzeug import Response
 
+from tests.helpers import set_env
 from state import Context
 from tests.conftest import ALICE, nodes_visited, registry_with, say
 
@@ -21,7 +22,7 @@ ANALYST = Context(user_id="u_80001", user_role="analyst")
 
 @pytest.fixture
 def weather_api(httpserver, monkeypatch):
-    monkeypatch.setenv("REACH_WEATHER_URL", httpserver.url_for(""))
+    set_env(monkeypatch, "REACH_WEATHER_URL", httpserver.url_for(""))
     return httpserver
 
 
@@ -103,7 +104,7 @@ def test_weather_field_drift_is_reported_not_turned_into_an_empty_answer(make_ap
 
 
 def test_weather_unreachable_api(make_app, monkeypatch):
-    monkeypatch.setenv("REACH_WEATHER_URL", "http://127.0.0.1:9")  # nothing listens there
+    set_env(monkeypatch, "REACH_WEATHER_URL", "http://127.0.0.1:9")  # nothing listens there
     out = say(make_app(max_tool_retries=0), "北京天气")
     assert "暂时无法获取北京的天气" in out["messages"][-1].content
 
@@ -113,7 +114,7 @@ def test_weather_unreachable_api(make_app, monkeypatch):
 
 @pytest.fixture
 def july_2024(monkeypatch):
-    monkeypatch.setenv("REACH_TODAY", "2024-07-15")
+    set_env(monkeypatch, "REACH_TODAY", "2024-07-15")
 
 
 def test_sales_question_is_answered_from_the_table(make_app, db, july_2024):
@@ -202,7 +203,7 @@ def test_a_notification_is_sent_only_when_the_user_asks(make_app, db):
 
 
 def test_notification_tool_card_forbids_replying_with_it():
-    from tools.catalog import default_registry
+    from tests.helpers import default_registry
 
     view = default_registry().get("send_notification").model_view()["function"]["description"]
     assert "Never use it to reply in the conversation" in view

@@ -12,8 +12,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from tests.conftest import ALICE, say
-from tools.catalog import default_registry, finance_registry
-from tools.finance import FinanceBackends
+from tests.helpers import default_registry, finance_registry
+from scenarios.transfer.tools import FinanceBackends
 
 pytestmark = pytest.mark.integration
 

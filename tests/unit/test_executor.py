@@ -9,11 +9,11 @@ import time
 import pytest
 
 from tests.conftest import FAST, fast_executor, registry_with
-from tools.catalog import default_registry
+from tests.helpers import default_registry
 from tools.errors import PermanentToolError, TransientToolError
 from tools.executor import Decision, ExecutorSettings, PreparedCall, request_id_for
 from tools.guards import CircuitBreakers, RateLimiter, TaskGuards, TaskHistory
-from tools.orders import query_order_status
+from scenarios.delivery.tools import query_order_status
 from tools.registry import ToolContext
 from tools.stores import MemoryIdempotencyStore, SQLiteIdempotencyStore
 

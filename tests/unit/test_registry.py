@@ -6,7 +6,8 @@ import json
 import pytest
 from pydantic import BaseModel
 
-from tools.catalog import default_registry
+from tests.helpers import default_registry
+from tools.permissions import Permissions
 from tools.registry import InvalidToolCardError, ToolCard, ToolRegistry, validate_tool_name
 
 
@@ -115,9 +116,9 @@ def test_engineering_view_keeps_server_side_fields():
     assert view["checks_owner"] is True
 
 
-def test_selection_by_role_intent_and_limit():
+def test_selection_by_role_task_tools_and_limit():
     registry = default_registry()
-    assert [c.name for c in registry.select("customer", intent="REQUEST_REFUND")] == [
+    assert [c.name for c in registry.select("customer", names={"request_refund"})] == [
         "request_refund"
     ]
     staff = [c.name for c in registry.select("agent")]
@@ -125,7 +126,7 @@ def test_selection_by_role_intent_and_limit():
     assert [c.name for c in registry.select("analyst", domain="report")] == ["query_sales_report"]
     assert "query_sales_report" not in [c.name for c in registry.select("customer")]
     assert registry.select("guest") == []
-    big = ToolRegistry()
+    big = ToolRegistry(permissions=Permissions.merged({"customer": {"order:*"}}))
     for i in range(12):
         big.register(card(name=f"query_order_part{i}"))
     assert len(big.select("customer")) == 8

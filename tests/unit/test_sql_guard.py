@@ -4,7 +4,7 @@ from datetime import date
 
 import pytest
 
-from tools.sales import SALES_POLICY, question_to_sql
+from scenarios.sales.tools import SALES_POLICY, question_to_sql
 from tools.sql_guard import UnsafeQueryError, check_query, with_row_limit
 
 ALLOWED = [
