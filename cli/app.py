@@ -20,6 +20,7 @@ from graph.checkpoint import make_checkpointer
 from state import Context
 from tools.clock import TODAY_ENV
 from tools.db import DATA_DIR_ENV
+from tools.settings import get_settings
 from tools.weather import WEATHER_URL_ENV
 
 app = typer.Typer(help="Agent-Reach: an agent that understands, asks, acts and recovers.")
@@ -113,6 +114,7 @@ Role = Annotated[str, typer.Option("--role", help="The user's role.")]
 def _use_data_dir(data_dir: Path | None) -> None:
     if data_dir is not None:
         os.environ[DATA_DIR_ENV] = str(data_dir)
+        get_settings.cache_clear()  # the checkpoint factory reads the data directory from it
 
 
 def _waiting_for_confirmation(app_graph, config: dict) -> bool:  # type: ignore[no-untyped-def]

@@ -107,7 +107,7 @@ def redis_url(redis_server) -> str:
 
 @pytest.fixture
 def redis_saver(redis_url: str):
-    from graph.checkpoint.redis import PlainRedisSaver
+    from graph.checkpoint.plain_redis import PlainRedisSaver
 
     saver = PlainRedisSaver.from_url(redis_url)
     yield saver
