@@ -10,7 +10,8 @@ from langgraph.types import Command
 
 from state import Context
 from tests.conftest import ALICE, BOB, registry_with, say
-from tools.appointments import NotificationBackends, list_free_slots
+from tools.appointments import NotificationBackends, list_departments, list_doctors, list_free_slots
+from tools.errors import PermanentToolError
 
 pytestmark = pytest.mark.integration
 
@@ -60,8 +61,6 @@ def test_lookups_run_concurrently(make_app, db):
     def slow(args, ctx):
         time.sleep(0.3)
         return list_free_slots(args, ctx)
-
-    from tools.appointments import list_departments, list_doctors
 
     def slow_departments(args, ctx):
         time.sleep(0.3)
@@ -118,8 +117,6 @@ def test_failed_notification_keeps_the_booking(make_app, db, monkeypatch):
 
 
 def test_failed_booking_releases_the_hold(make_app, db):
-    from tools.errors import PermanentToolError
-
     def broken(args, ctx):
         raise PermanentToolError("booking service error")
 

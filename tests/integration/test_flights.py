@@ -9,7 +9,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from tests.conftest import ALICE, say
+from graph import time_travel
+from tests.conftest import ALICE, fast_executor, say
+from tools.audit import AuditLog
 
 pytestmark = pytest.mark.integration
 
@@ -135,9 +137,6 @@ def test_sold_out_and_missing_route(make_app, db):
 
 
 def test_the_full_id_number_is_never_stored(make_app, db, tmp_path):
-    from tests.conftest import fast_executor
-    from tools.audit import AuditLog
-
     saver = InMemorySaver()
     audit = AuditLog(tmp_path / "audit.jsonl")
     app = make_app(
@@ -157,8 +156,6 @@ def test_the_full_id_number_is_never_stored(make_app, db, tmp_path):
 
 
 def test_replaying_the_booking_does_not_book_twice(make_app, db):
-    from graph import time_travel
-
     app = make_app()
     say(app, FULL)
     confirm(app)
