@@ -7,11 +7,13 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from redis import Redis
 
 from graph.builder import build_graph
+from graph.checkpoint.plain_redis import PlainRedisSaver
 from state import Context
-from tests.helpers import default_registry
-from tests.helpers import open_database
+from tests.services import RedisServer
+from tests.helpers import default_registry, open_database
 from tools.db import Database
 from tools.executor import ActionExecutor, ExecutorSettings
 from tools.registry import ToolRegistry
@@ -99,8 +101,6 @@ def nodes_visited(app: Any, text: str, thread: str = "t1", context: Context = AL
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory):
-    from tests.services import RedisServer
-
     server = RedisServer(tmp_path_factory.mktemp("redis")).start()
     yield server
     server.stop()
@@ -108,8 +108,6 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture
 def redis_url(redis_server) -> str:
-    from redis import Redis
-
     client = Redis.from_url(redis_server.url)
     client.flushall()
     client.close()
@@ -118,8 +116,6 @@ def redis_url(redis_server) -> str:
 
 @pytest.fixture
 def redis_saver(redis_url: str):
-    from graph.checkpoint.redis import PlainRedisSaver
-
     saver = PlainRedisSaver.from_url(redis_url)
     yield saver
     saver.client.close()

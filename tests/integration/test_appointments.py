@@ -8,10 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from langgraph.types import Command
 
-from tests.helpers import set_env
 from state import Context
+from tests.helpers import set_env
 from tests.conftest import ALICE, BOB, registry_with, say
-from scenarios.appointment.tools import NotificationBackends, list_free_slots
+from scenarios.appointment.tools import NotificationBackends, list_departments, list_doctors, list_free_slots
+from tools.errors import PermanentToolError
 
 pytestmark = pytest.mark.integration
 
@@ -61,8 +62,6 @@ def test_lookups_run_concurrently(make_app, db):
     def slow(args, ctx):
         time.sleep(0.3)
         return list_free_slots(args, ctx)
-
-    from scenarios.appointment.tools import list_departments, list_doctors
 
     def slow_departments(args, ctx):
         time.sleep(0.3)
@@ -119,8 +118,6 @@ def test_failed_notification_keeps_the_booking(make_app, db, monkeypatch):
 
 
 def test_failed_booking_releases_the_hold(make_app, db):
-    from tools.errors import PermanentToolError
-
     def broken(args, ctx):
         raise PermanentToolError("booking service error")
 

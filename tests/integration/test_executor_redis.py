@@ -3,6 +3,7 @@ in two round trips per call."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -74,8 +75,6 @@ def test_key_reuse_rate_limit_and_cache_in_redis(admission, ctx):
 
 
 def dict_task(ctx, task_id):
-    import dataclasses
-
     return dataclasses.replace(ctx, task_id=task_id)
 
 

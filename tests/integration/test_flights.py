@@ -9,8 +9,10 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from graph import time_travel
 from tests.helpers import set_env
-from tests.conftest import ALICE, say
+from tests.conftest import ALICE, fast_executor, say
+from tools.audit import AuditLog
 
 pytestmark = pytest.mark.integration
 
@@ -136,9 +138,6 @@ def test_sold_out_and_missing_route(make_app, db):
 
 
 def test_the_full_id_number_is_never_stored(make_app, db, tmp_path):
-    from tests.conftest import fast_executor
-    from tools.audit import AuditLog
-
     saver = InMemorySaver()
     audit = AuditLog(tmp_path / "audit.jsonl")
     app = make_app(
@@ -158,8 +157,6 @@ def test_the_full_id_number_is_never_stored(make_app, db, tmp_path):
 
 
 def test_replaying_the_booking_does_not_book_twice(make_app, db):
-    from graph import time_travel
-
     app = make_app()
     say(app, FULL)
     confirm(app)

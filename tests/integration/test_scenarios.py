@@ -4,13 +4,15 @@ they leave behind."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from werkzeug import Response
 
-from tests.helpers import set_env
 from state import Context
-from tests.conftest import ALICE, nodes_visited, registry_with, say
+from tests.conftest import ALICE, fast_executor, nodes_visited, registry_with, say
+from tools.audit import AuditLog
+from tests.helpers import set_env, default_registry
 
 pytestmark = pytest.mark.integration
 
@@ -76,10 +78,8 @@ def test_weather_404_is_an_unknown_city(make_app, weather_api):
 
 
 def test_weather_timeout_gives_a_degraded_reply(make_app, weather_api, monkeypatch):
-    import time as _time
-
     def slow(request):
-        _time.sleep(0.5)
+        time.sleep(0.5)
         return Response(json.dumps(report()), content_type="application/json")
 
     weather_api.expect_request("/weather").respond_with_handler(slow)
@@ -149,9 +149,6 @@ def test_customers_may_not_read_sales(make_app, july_2024):
 
 
 def test_generated_sql_is_audited_and_the_database_is_unchanged(make_app, db, july_2024):
-    from tests.conftest import fast_executor
-    from tools.audit import AuditLog
-
     audit = AuditLog()
     app = make_app(executor_factory=lambda registry: fast_executor(registry, audit=audit))
     before = db.query("SELECT COUNT(*) AS n, SUM(amount_cents) AS s FROM sales")
@@ -203,8 +200,6 @@ def test_a_notification_is_sent_only_when_the_user_asks(make_app, db):
 
 
 def test_notification_tool_card_forbids_replying_with_it():
-    from tests.helpers import default_registry
-
     view = default_registry().get("send_notification").model_view()["function"]["description"]
     assert "Never use it to reply in the conversation" in view
 

@@ -4,11 +4,20 @@ import dataclasses
 import json
 
 import pytest
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
 from tests.helpers import default_registry
+from tools.executor import ActionExecutor
 from tools.permissions import Permissions
-from tools.registry import InvalidToolCardError, ToolCard, ToolRegistry, validate_tool_name
+from tools.registry import (
+    InvalidToolCardError,
+    ToolCard,
+    ToolContext,
+    ToolRegistry,
+    validate_tool_name,
+)
 
 
 class NoArgs(BaseModel):
@@ -102,8 +111,6 @@ def test_model_view_is_openai_format_without_engineering_fields():
 
 
 def test_model_view_binds_to_a_langchain_chat_model():
-    from langchain_core.utils.function_calling import convert_to_openai_tool
-
     for view in default_registry().model_view():
         assert convert_to_openai_tool(view) == view
 
@@ -152,11 +159,6 @@ def test_runtime_enable_disable_deprecate_remove():
 
 
 def test_langchain_tools_bind_and_run_through_the_executor(db):
-    from langchain_openai import ChatOpenAI
-
-    from tools.executor import ActionExecutor
-    from tools.registry import ToolContext
-
     registry = default_registry()
     executor = ActionExecutor(registry)
     ctx = ToolContext(user_id="u_10001", user_role="customer", resources=db)
