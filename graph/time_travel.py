@@ -7,8 +7,8 @@ ever deleted: a rollback or a fork adds a branch, and the abandoned steps stay i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig

@@ -75,9 +75,7 @@ def confirm_then_run(
     """
     asking = ctx
     if provides:
-        history = replace(
-            ctx.history, succeeded_tools={*ctx.history.succeeded_tools, *provides}
-        )
+        history = replace(ctx.history, succeeded_tools={*ctx.history.succeeded_tools, *provides})
         asking = replace(ctx, history=history)
     planned: list[Planned] = [executor.prepare(dict(call), asking) for call in calls]
     waiting = [p for p in planned if isinstance(p, PreparedCall) and p.needs_confirmation]
@@ -100,9 +98,7 @@ def confirm_then_run(
             return outcome
         if provides:
             done = {str(r.get("tool")) for r in early if r.get("status") == "success"}
-            history = replace(
-                ctx.history, succeeded_tools={*ctx.history.succeeded_tools, *done}
-            )
+            history = replace(ctx.history, succeeded_tools={*ctx.history.succeeded_tools, *done})
             ctx = replace(ctx, history=history)
             planned = [executor.prepare(dict(call), ctx) for call in calls]
     planned = _apply_edit(executor, planned, outcome.decision, ctx)

@@ -12,8 +12,8 @@ from redis import Redis
 from graph.builder import build_graph
 from graph.checkpoint.plain_redis import PlainRedisSaver
 from state import Context
-from tests.services import RedisServer
 from tests.helpers import default_registry, open_database
+from tests.services import RedisServer
 from tools.db import Database
 from tools.executor import ActionExecutor, ExecutorSettings
 from tools.registry import ToolRegistry

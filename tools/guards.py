@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,7 +187,7 @@ class TaskHistory:
     """Failed calls since the last success."""
 
     @classmethod
-    def from_results(cls, results: list[dict[str, Any]], step_count: int = 0) -> TaskHistory:
+    def from_results(cls, results: Sequence[Mapping[str, Any]], step_count: int = 0) -> TaskHistory:
         """Rebuild the history from the task's result envelopes in state."""
         history = cls(step_count=step_count)
         for result in results:

@@ -8,10 +8,15 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from langgraph.types import Command
 
+from scenarios.appointment.tools import (
+    NotificationBackends,
+    list_departments,
+    list_doctors,
+    list_free_slots,
+)
 from state import Context
-from tests.helpers import set_env
 from tests.conftest import ALICE, BOB, registry_with, say
-from scenarios.appointment.tools import NotificationBackends, list_departments, list_doctors, list_free_slots
+from tests.helpers import set_env
 from tools.errors import PermanentToolError
 
 pytestmark = pytest.mark.integration

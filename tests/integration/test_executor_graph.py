@@ -12,12 +12,13 @@ from langgraph.types import Command
 from graph import time_travel
 from nodes.services import Services
 from nodes.tool import make_tool_node
+from scenarios import SCENARIOS
+from scenarios.delivery.tools import query_order_status, request_refund, urge_delivery
 from tests.conftest import ALICE, fast_executor, nodes_visited, registry_with, say
-from tools import executor as executor_module
 from tests.helpers import default_executor, default_registry
+from tools import executor as executor_module
 from tools.errors import PermanentToolError, TransientToolError
 from tools.guards import CircuitBreakers
-from scenarios.delivery.tools import query_order_status, request_refund, urge_delivery
 
 pytestmark = pytest.mark.integration
 

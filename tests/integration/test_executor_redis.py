@@ -10,11 +10,11 @@ import pytest
 from redis import Redis
 from redis.connection import AbstractConnection
 
-from tests.conftest import fast_executor, registry_with
-from tools.admission import RedisAdmission
-from tests.helpers import set_env, default_executor, default_registry
-from tools.executor import Decision
 from scenarios.delivery.tools import query_order_status
+from tests.conftest import fast_executor, registry_with
+from tests.helpers import default_executor, default_registry, set_env
+from tools.admission import RedisAdmission
+from tools.executor import Decision
 from tools.registry import ToolContext
 
 pytestmark = pytest.mark.integration

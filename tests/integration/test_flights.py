@@ -10,8 +10,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graph import time_travel
-from tests.helpers import set_env
 from tests.conftest import ALICE, fast_executor, say
+from tests.helpers import set_env
 from tools.audit import AuditLog
 
 pytestmark = pytest.mark.integration

@@ -5,9 +5,9 @@ import json
 import pytest
 from langgraph.types import Command
 
+from scenarios.delivery.tools import query_order_status
 from tests.conftest import ALICE, BOB, nodes_visited, registry_with, say
 from tools.errors import PermanentToolError, TransientToolError
-from scenarios.delivery.tools import query_order_status
 
 pytestmark = pytest.mark.integration
 

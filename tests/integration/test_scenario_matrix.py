@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from langgraph.types import Command
 
-from tests.helpers import set_env
 from state import Context
 from tests.conftest import ALICE, registry_with, say
+from tests.helpers import set_env
 from tools.errors import PermanentToolError
 
 pytestmark = pytest.mark.integration

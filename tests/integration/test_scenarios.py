@@ -11,8 +11,8 @@ from werkzeug import Response
 
 from state import Context
 from tests.conftest import ALICE, fast_executor, nodes_visited, registry_with, say
+from tests.helpers import default_registry, set_env
 from tools.audit import AuditLog
-from tests.helpers import set_env, default_registry
 
 pytestmark = pytest.mark.integration
 

@@ -12,9 +12,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graph import time_travel
+from scenarios.transfer.tools import FinanceBackends
 from tests.conftest import ALICE, say
 from tests.helpers import default_registry, finance_registry
-from scenarios.transfer.tools import FinanceBackends
 
 pytestmark = pytest.mark.integration
 

@@ -8,14 +8,14 @@ import threading
 
 import pytest
 
+from scenarios.delivery.tools import query_order_status
 from tests.conftest import FAST, fast_executor, registry_with
-from tools.audit import AuditLog
 from tests.helpers import default_registry
+from tools.audit import AuditLog
 from tools.clock import FakeClock
 from tools.errors import PermanentToolError, TransientToolError
 from tools.executor import Decision, ExecutorSettings, PreparedCall, request_id_for
 from tools.guards import CircuitBreakers, RateLimiter, TaskGuards, TaskHistory
-from scenarios.delivery.tools import query_order_status
 from tools.registry import InvalidToolCardError, ToolContext
 from tools.stores import MemoryIdempotencyStore, MemoryResultCache, SQLiteIdempotencyStore
 

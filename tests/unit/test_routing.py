@@ -2,8 +2,6 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.tasks import ScenarioSet
-from scenarios import SCENARIOS
 from nodes.routing import (
     MAX_TASK_STEPS,
     route_after_intent,
@@ -11,6 +9,8 @@ from nodes.routing import (
     route_after_slots,
     route_after_tool,
 )
+from nodes.tasks import ScenarioSet
+from scenarios import SCENARIOS
 
 CATALOG = ScenarioSet(SCENARIOS)
 

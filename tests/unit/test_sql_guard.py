@@ -4,8 +4,8 @@ from datetime import date
 
 import pytest
 
-from tools.errors import UserFixableError
 from scenarios.sales.tools import SALES_POLICY, question_to_sql
+from tools.errors import UserFixableError
 from tools.sql_guard import UnsafeQueryError, check_query, with_row_limit
 
 ALLOWED = [
