@@ -27,6 +27,7 @@ from tools.settings import Settings, get_settings
 ALGORITHM = "HS256"
 ISSUER = "agent-reach"
 KEY_FILE = "auth.key"
+MIN_SECRET_BYTES = 32
 ROLES: frozenset[str] = frozenset(ROLE_PERMISSIONS)
 """Roles a token may carry."""
 
@@ -70,10 +71,18 @@ def parse_ttl(text: str) -> timedelta:
 
 
 def signing_key(settings: Settings | None = None) -> str:
-    """Return the HS256 key: the configured secret, or the generated one in the data dir."""
+    """Return the HS256 key: the configured secret, or the generated one in the data dir.
+
+    Raises:
+        ValueError: the configured secret is too short to be a safe HS256 key.
+    """
     settings = settings or get_settings()
     if settings.auth_secret is not None:
-        return settings.auth_secret.get_secret_value()
+        secret = settings.auth_secret.get_secret_value()
+        if len(secret.encode()) < MIN_SECRET_BYTES:
+            msg = f"REACH_AUTH_SECRET must be at least {MIN_SECRET_BYTES} bytes for HS256"
+            raise ValueError(msg)
+        return secret
     return _key_file(Path(settings.data_dir) / KEY_FILE)
 
 
@@ -149,8 +158,13 @@ def read_token(
             signing_key(settings),
             algorithms=[ALGORITHM],
             issuer=ISSUER,
-            # Expiry is checked below against the injected clock.
-            options={"require": ["sub", "role", "exp", "iss"], "verify_exp": False},
+            # Time claims are checked below against the injected clock.
+            options={
+                "require": ["sub", "role", "exp", "iss"],
+                "verify_exp": False,
+                "verify_iat": False,
+                "verify_nbf": False,
+            },
         )
     except jwt.InvalidSignatureError:
         return InvalidToken("token signature does not match (tampered, or signed with another key)")
