@@ -117,10 +117,15 @@ def owner_metadata(user: Any) -> dict[str, Any]:
 
 
 def _stamp(value: Any, user: Any) -> None:
-    """Overwrite ownership in ``value["metadata"]``, whatever the client sent."""
-    metadata = dict(value.get("metadata") or {})
+    """Overwrite ownership in ``value["metadata"]``, whatever the client sent.
+
+    The dict is changed in place: the server keeps its own reference to it.
+    """
+    metadata = value.get("metadata")
+    if metadata is None:
+        metadata = {}
+        value["metadata"] = metadata
     metadata.update(owner_metadata(user))
-    value["metadata"] = metadata
 
 
 def read_filter(user: Any) -> Filter | None:

@@ -1,74 +1,33 @@
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
-
-import httpx
 import pytest
 from langgraph_sdk import get_client
 
+from tests.services.langgraph_server import TEST_AUTH_SECRET, langgraph_dev
+from tools.settings import Settings
+from tools.tokens import issue_token
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def dev_server(tmp_path_factory):
-    tmp_path = tmp_path_factory.mktemp("langgraph-dev")
-    port = free_port()
-    langgraph = Path(sys.executable).parent / "langgraph"
-    env = {**os.environ, "REACH_DATA_DIR": str(tmp_path), "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
-    log = (tmp_path / "dev.log").open("w")
-    proc = subprocess.Popen(
-        [
-            str(langgraph),
-            "dev",
-            "--no-browser",
-            "--no-reload",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"langgraph dev exited: {(tmp_path / 'dev.log').read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("langgraph dev did not start within 90 s")
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with langgraph_dev(tmp_path_factory.mktemp("langgraph-dev")) as url:
+        yield url
+
+
+def token_for(user_id: str, role: str = "customer") -> str:
+    """Sign a token the test server accepts."""
+    return issue_token(user_id, role, 600, settings=Settings(REACH_AUTH_SECRET=TEST_AUTH_SECRET))
+
+
+def client_for(url: str, user_id: str = "u_10001", role: str = "customer"):
+    """A client authenticated as ``user_id``, the way agent-chat-ui does (x-api-key)."""
+    return get_client(url=url, api_key=token_for(user_id, role))
 
 
 async def test_a_thread_runs_through_the_langgraph_api(dev_server):
-    client = get_client(url=dev_server)
+    client = client_for(dev_server)
     assistants = await client.assistants.search(graph_id="agent")
     assert assistants, "graph 'agent' from langgraph.json is served"
     thread = await client.threads.create()
@@ -96,7 +55,7 @@ async def test_a_thread_runs_through_the_langgraph_api(dev_server):
 
 
 async def test_a_confirmation_round_trip_through_the_api(dev_server):
-    client = get_client(url=dev_server)
+    client = client_for(dev_server)
     thread = await client.threads.create()
     context = {"user_id": "u_10001", "user_role": "customer"}
     await client.runs.wait(
@@ -109,6 +68,8 @@ async def test_a_confirmation_round_trip_through_the_api(dev_server):
     assert state["next"] == ["tool"]
     interrupt_value = state["tasks"][0]["interrupts"][0]["value"]
     assert interrupt_value["type"] == "confirm_action"
+    assert interrupt_value["action_requests"][0]["name"] == "request_refund"
+    assert interrupt_value["review_configs"][0]["action_name"] == "request_refund"
     done = await client.runs.wait(
         thread["thread_id"],
         "agent",

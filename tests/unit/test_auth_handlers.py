@@ -131,3 +131,9 @@ async def test_the_store_is_namespaced_by_user():
 def test_a_user_without_a_known_role_gets_the_least_privilege():
     assert served.user_role(User("u_1", "root")) == "customer"
     assert served.user_role({"identity": "u_1", "role": "admin"}) == "admin"
+
+
+async def test_ownership_is_stamped_into_the_servers_own_metadata_dict():
+    metadata: dict[str, Any] = {"topic": "refund"}
+    await served.on_thread_create(ctx=ctx("u_10002", "customer"), value={"metadata": metadata})
+    assert metadata["owner"] == "u_10002", "the server keeps a reference to this dict"
