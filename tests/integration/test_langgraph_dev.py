@@ -4,6 +4,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from tests.services.langgraph_server import TEST_AUTH_SECRET, langgraph_dev
+from tools.db import Database
 from tools.settings import Settings
 from tools.tokens import issue_token
 
@@ -11,9 +12,28 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def dev_server(tmp_path_factory):
-    with langgraph_dev(tmp_path_factory.mktemp("langgraph-dev")) as url:
+def dev_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("langgraph-dev")
+
+
+@pytest.fixture(scope="module")
+def dev_server(dev_dir):
+    with langgraph_dev(dev_dir) as url:
         yield url
+
+
+def refunds(data_dir, order_id: str) -> list[dict]:
+    """The refunds the served graph wrote to its business database."""
+    database = Database(data_dir / "business.db")
+    try:
+        return database.query("SELECT user_id, reason FROM refunds WHERE order_id = ?", (order_id,))
+    finally:
+        database.close()
+
+
+def chat_ui_input(text: str) -> dict:
+    """An input message exactly as agent-chat-ui sends it: content blocks, no context."""
+    return {"messages": [{"type": "human", "content": [{"type": "text", "text": text}]}]}
 
 
 def token_for(user_id: str, role: str = "customer") -> str:
@@ -54,15 +74,11 @@ async def test_a_thread_runs_through_the_langgraph_api(dev_server):
     assert history[0]["next"] == []
 
 
-async def test_a_confirmation_round_trip_through_the_api(dev_server):
-    client = client_for(dev_server)
+async def pending_refund(client) -> str:
+    """Start a refund of u_10001's delivered order; return the thread waiting to confirm."""
     thread = await client.threads.create()
-    context = {"user_id": "u_10001", "user_role": "customer"}
     await client.runs.wait(
-        thread["thread_id"],
-        "agent",
-        input={"messages": [{"role": "user", "content": "我要退款 OD-20240618-002"}]},
-        context=context,
+        thread["thread_id"], "agent", input=chat_ui_input("订单 OD-20240618-002 洒了，我要退款")
     )
     state = await client.threads.get_state(thread["thread_id"])
     assert state["next"] == ["tool"]
@@ -70,10 +86,28 @@ async def test_a_confirmation_round_trip_through_the_api(dev_server):
     assert interrupt_value["type"] == "confirm_action"
     assert interrupt_value["action_requests"][0]["name"] == "request_refund"
     assert interrupt_value["review_configs"][0]["action_name"] == "request_refund"
-    done = await client.runs.wait(
-        thread["thread_id"],
+    assert "request_id" not in str(interrupt_value)
+    return thread["thread_id"]
+
+
+async def test_chat_ui_reject_makes_no_refund(dev_server, dev_dir):
+    client = client_for(dev_server)
+    thread_id = await pending_refund(client)
+    await client.runs.wait(
+        thread_id,
         "agent",
-        command={"resume": {"decision": "approve"}},
-        context=context,
+        input={},
+        command={"resume": {"decisions": [{"type": "reject", "message": "不退了"}]}},
+    )
+    assert refunds(dev_dir, "OD-20240618-002") == []
+
+
+async def test_chat_ui_approve_makes_the_refund_once(dev_server, dev_dir):
+    client = client_for(dev_server)
+    thread_id = await pending_refund(client)
+    done = await client.runs.wait(
+        thread_id, "agent", input={}, command={"resume": {"decisions": [{"type": "approve"}]}}
     )
     assert "提交退款申请" in done["messages"][-1]["content"]
+    made = refunds(dev_dir, "OD-20240618-002")
+    assert [r["user_id"] for r in made] == ["u_10001"]
