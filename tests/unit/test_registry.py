@@ -168,7 +168,13 @@ def test_langchain_tools_bind_and_run_through_the_executor(db):
     )
     bound = ChatOpenAI(model="m", api_key="k", base_url="http://127.0.0.1:9").bind_tools(tools)
     names = [t["function"]["name"] for t in bound.kwargs["tools"]]
-    assert names == ["query_order_status", "request_refund", "send_notification", "urge_delivery"]
+    assert names == [
+        "cancel_order",
+        "query_order_status",
+        "request_refund",
+        "send_notification",
+        "urge_delivery",
+    ]
     status = next(t for t in tools if t.name == "query_order_status")
     result = json.loads(status.invoke({"order_id": "OD-20240618-001"}))
     assert result["status"] == "success"
