@@ -88,6 +88,7 @@ def test_model_view_is_openai_format_without_engineering_fields():
         "query_order_status",
         "request_refund",
         "urge_delivery",
+        "cancel_order",
         "query_weather",
         "query_sales_report",
         "book_flight_ticket",
