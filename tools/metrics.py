@@ -50,6 +50,7 @@ from collections import OrderedDict, defaultdict, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Histogram
@@ -97,6 +98,7 @@ class Tally:
     parallel_calls: int = 0
     rollbacks: int = 0
     latencies_ms: deque[float] = field(default_factory=lambda: deque(maxlen=100_000))
+    tool_latencies: dict[str, deque[float]] = field(default_factory=dict)
     protocol_sizes: deque[int] = field(default_factory=lambda: deque(maxlen=100_000))
     breaker: dict[str, str] = field(default_factory=dict)
     turns: int = 0
@@ -155,6 +157,8 @@ class Tally:
         latency = record.get("latency_ms")
         if latency is not None:
             self.latencies_ms.append(float(latency))
+            per_tool = self.tool_latencies.setdefault(tool, deque(maxlen=10_000))
+            per_tool.append(float(latency))
         cached = "cached" in flags
         if cached:
             self.cache_hits += 1
@@ -372,8 +376,49 @@ def render_latest(metrics: Metrics | None = None) -> bytes:
 __all__ = [
     "BREAKER_STATES",
     "Metrics",
+    "LogTail",
     "Tally",
     "default_metrics",
     "percentile",
     "render_latest",
 ]
+
+
+class LogTail:
+    """Feed ``metrics`` from a JSON-lines audit log, reading only what was appended since.
+
+    ``reach serve-metrics`` runs in its own process: it sees the agents' records through the
+    file they share, not through a sink.
+    """
+
+    def __init__(self, path: str | Path, metrics: Metrics | None = None) -> None:
+        """Tail ``path`` into ``metrics`` (a new ``Metrics`` by default)."""
+        self.path = Path(path)
+        self.metrics = metrics or Metrics()
+        self._offset = 0
+        self._lock = threading.Lock()
+
+    def poll(self) -> int:
+        """Read the complete lines appended since the last poll; return how many."""
+        import json
+
+        with self._lock:
+            if not self.path.exists():
+                return 0
+            if self.path.stat().st_size < self._offset:
+                self._offset = 0  # the log was rotated or truncated
+            read = 0
+            with self.path.open("rb") as log:
+                log.seek(self._offset)
+                for raw in log:
+                    if not raw.endswith(b"\n"):
+                        break  # a line still being written: read it next time
+                    self._offset += len(raw)
+                    try:
+                        record = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if isinstance(record, dict):
+                        self.metrics.observe(record)
+                        read += 1
+            return read

@@ -70,7 +70,6 @@ class Settings(BaseSettings):
     metrics_port: int = Field(9464, alias="REACH_METRICS_PORT")
     """Port ``reach serve-metrics`` listens on."""
 
-
     # ---- hardening (issue 12) ------------------------------------------------------------
 
     # ---- scale (issue 13) ----------------------------------------------------------------
