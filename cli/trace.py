@@ -87,7 +87,9 @@ def render_timeline(
             offset = (float(record.get("ts") or origin) - origin) * 1000
             label = kind if kind != "tool_call" else "tool call"
             table.add_row(
-                f"{offset:.0f}", Text(label, style=_STYLE.get(kind, "")), _detail(kind, record)
+                f"{offset:.0f}",
+                Text(label, style=_STYLE.get(kind, "")),
+                Text(_detail(kind, record)),  # plain text: "[tool]" is not rich markup
             )
         console.print(table)
         console.print()
