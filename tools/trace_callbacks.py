@@ -73,15 +73,39 @@ class TraceRecorder(BaseCallbackHandler):
     run_inline = True  # in the node's own thread, so tool spans find their open node
     raise_error = False  # tracing never breaks a turn
 
-    def __init__(self, audit: AuditLog | None = None, *, clock: Clock = time.time) -> None:
-        """Write to ``audit`` (the configured log file by default), timing with ``clock``."""
-        self.audit = audit if audit is not None else AuditLog(default_audit_path())
+    def __init__(
+        self,
+        audit: AuditLog | Callable[[], AuditLog] | None = None,
+        *,
+        clock: Clock = time.time,
+    ) -> None:
+        """Write to ``audit``, timing with ``clock``.
+
+        Args:
+            audit: The log, or a function returning it on first use (so that building a
+                graph opens no file: ``lambda: services.executor.audit`` shares the
+                executor's log); ``None`` opens the configured log file on first use.
+            clock: Wall-clock seconds, injected for tests.
+        """
+        self._audit = audit
         self.clock = clock
         self._runs: dict[UUID, _Run] = {}
         self._parents: dict[UUID, UUID | None] = {}
         self._tasks: dict[str, tuple[str | None, str | None]] = {}
         """Per session, the last known (task_id, parent_task_id)."""
         self._lock = threading.Lock()
+
+    @property
+    def audit(self) -> AuditLog:
+        """Return the log, opening it on first use."""
+        if not isinstance(self._audit, AuditLog):
+            with self._lock:
+                if self._audit is None:
+                    self._audit = AuditLog(default_audit_path())
+                elif not isinstance(self._audit, AuditLog):
+                    self._audit = self._audit()
+        assert isinstance(self._audit, AuditLog)
+        return self._audit
 
     # ---- callbacks ----------------------------------------------------------------------
 
@@ -386,6 +410,15 @@ class TraceRecorder(BaseCallbackHandler):
         return None
 
 
+def trace_callbacks(
+    audit: AuditLog | Callable[[], AuditLog] | None = None,
+) -> list[BaseCallbackHandler]:
+    """Return the graph's default callbacks: a ``TraceRecorder``, unless ``REACH_TRACE=0``."""
+    from tools.settings import get_settings
+
+    return [TraceRecorder(audit)] if get_settings().trace_enabled else []
+
+
 # ---- pure helpers --------------------------------------------------------------------------
 
 
@@ -487,4 +520,4 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-__all__ = ["TraceRecorder", "rolled_back", "shape_of"]
+__all__ = ["TraceRecorder", "rolled_back", "shape_of", "trace_callbacks"]

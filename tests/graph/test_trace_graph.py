@@ -287,3 +287,23 @@ def test_one_turn_exports_turn_node_and_tool_spans_with_parent_links(traced, otl
     # arguments never go on a span
     everything = repr([_attrs(s) for s in spans])
     assert "OD-20240618-002" not in everything and "用户申请退款" not in everything
+
+
+def test_the_default_wiring_shares_the_executors_log(db):
+    """The line the lead adds to build_graph: the recorder writes into the executor's log."""
+    from nodes.services import Services
+    from tools.trace_callbacks import trace_callbacks
+
+    audit = AuditLog()
+    services = Services(
+        database_factory=lambda: db,
+        executor_factory=lambda registry: fast_executor(registry, audit=audit),
+    )
+    callbacks = trace_callbacks(lambda: services.executor.audit)
+    app = build_graph(checkpointer=InMemorySaver(), services=services).with_config(
+        callbacks=callbacks
+    )
+    turn(app, "OD-20240618-001 到哪了")
+    audit.flush()
+    kinds = [r["kind"] for r in audit.records]
+    assert {"turn", "intent", "arguments", "tool_call", "execution", "answer"} <= set(kinds)
