@@ -96,22 +96,45 @@ class AuditLog:
 
     def _drain(self) -> None:
         while True:
-            record = self._queue.get()
-            if record is None:
-                return
-            marker = record.get("__flush__")
-            if isinstance(marker, threading.Event):
+            batch = [self._queue.get()]
+            while len(batch) < 512:  # whatever else is queued goes out in the same write
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            records: list[dict[str, Any]] = []
+            stop = False
+            markers: list[threading.Event] = []
+            for item in batch:
+                if item is None:
+                    stop = True
+                    break
+                marker = item.get("__flush__")
+                if isinstance(marker, threading.Event):
+                    markers.append(marker)
+                else:
+                    records.append(item)
+            self._store(records)
+            for marker in markers:
                 marker.set()
-                continue
-            with self._lock:
-                self.records.append(record)
-                if len(self.records) > 10_000:
-                    del self.records[:5_000]
-            if self.path is not None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-                with _file_lock(self.path), self.path.open("a", encoding="utf-8") as out:
-                    out.write(line)
+            if stop:
+                return
+
+    def _store(self, records: list[dict[str, Any]]) -> None:
+        if not records:
+            return
+        with self._lock:
+            self.records.extend(records)
+            if len(self.records) > 10_000:
+                del self.records[:5_000]
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lines = "".join(
+                json.dumps(record, ensure_ascii=False, default=str) + "\n" for record in records
+            )
+            with _file_lock(self.path), self.path.open("a", encoding="utf-8") as out:
+                out.write(lines)
+        for record in records:
             for sink in self.sinks:
                 try:
                     sink(record)

@@ -504,8 +504,13 @@ def _content(message: BaseMessage) -> str:
     return message.content if isinstance(message.content, str) else str(message.content)
 
 
+_PLAIN = (str, int, float, bool, type(None))
+
+
 def _jsonable(value: Any) -> Any:
     """Turn a record into plain JSON values (messages, pydantic models, sets)."""
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, Mapping):
         return {str(key): _jsonable(item) for key, item in value.items()}
     if isinstance(value, list | tuple | set):
