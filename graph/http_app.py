@@ -1,4 +1,7 @@
-"""An ASGI app with ``/metrics``, for ``langgraph dev`` (``langgraph.json``'s ``http.app``).
+"""An ASGI app with the metrics, for ``langgraph dev`` (``langgraph.json``'s ``http.app``).
+
+Under the LangGraph API server the metrics are at ``/reach/metrics`` (the server keeps
+``/metrics`` for its own); mounted elsewhere, ``/metrics`` works too.
 
 It runs in the server's own process, so it exposes the live ``default_metrics()`` that
 every file-backed ``AuditLog`` (and so the executor and ``TraceRecorder``) feeds.
@@ -25,4 +28,13 @@ async def stats(request: Request) -> Response:
     return JSONResponse(default_metrics().tally.summary())
 
 
-app = Starlette(routes=[Route("/metrics", metrics), Route("/stats", stats)])
+app = Starlette(
+    routes=[
+        # the LangGraph API server answers /metrics itself (its own metrics), so under
+        # ``langgraph dev`` ours are at /reach/metrics
+        Route("/reach/metrics", metrics),
+        Route("/reach/stats", stats),
+        Route("/metrics", metrics),
+        Route("/stats", stats),
+    ]
+)

@@ -249,12 +249,15 @@ def read_jsonl(path: str | Path, *, session_id: str | None = None) -> list[dict[
 
 
 def default_audit_path() -> Path:
-    """Return the configured log path (``REACH_AUDIT_PATH``, else the data dir's)."""
-    from tools.db import data_dir
+    """Return the configured log path (``REACH_AUDIT_PATH``, else the data dir's).
+
+    Touches no file (the writer thread creates the directory), so it is safe to call on an
+    event loop.
+    """
     from tools.settings import get_settings
 
-    configured = get_settings().audit_path
-    return configured if configured is not None else data_dir() / "audit.jsonl"
+    settings = get_settings()
+    return settings.audit_path or settings.data_dir / "audit.jsonl"
 
 
 def default_stream_sink() -> RedisStreamSink | None:

@@ -85,9 +85,13 @@ class TraceRecorder(BaseCallbackHandler):
             audit: The log, or a function returning it on first use (so that building a
                 graph opens no file: ``lambda: services.executor.audit`` shares the
                 executor's log); ``None`` opens the configured log file on first use.
+                The function runs inside a callback, possibly on an event loop: it must
+                not block (under ``langgraph dev``, pass ``None``).
             clock: Wall-clock seconds, injected for tests.
         """
         self._audit = audit
+        self._path = default_audit_path() if audit is None else None
+        tracing.enabled()  # read the settings now: a callback may run on an event loop
         self.clock = clock
         self._runs: dict[UUID, _Run] = {}
         self._parents: dict[UUID, UUID | None] = {}
@@ -101,7 +105,7 @@ class TraceRecorder(BaseCallbackHandler):
         if not isinstance(self._audit, AuditLog):
             with self._lock:
                 if self._audit is None:
-                    self._audit = AuditLog(default_audit_path())
+                    self._audit = AuditLog(self._path)
                 elif not isinstance(self._audit, AuditLog):
                     self._audit = self._audit()
         assert isinstance(self._audit, AuditLog)

@@ -199,6 +199,8 @@ def test_http_app_serves_the_process_metrics():
         assert response.status_code == 200
         assert 'tool_calls_total{status="success",tool="probe_tool"}' in response.text
         assert client.get("/stats").json()["tool_calls"] >= 1
+        under_langgraph = client.get("/reach/metrics")  # the API server keeps /metrics
+        assert 'tool_calls_total{status="success",tool="probe_tool"}' in under_langgraph.text
 
 
 # ---- OpenTelemetry -------------------------------------------------------------------------
