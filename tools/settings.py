@@ -57,6 +57,22 @@ class Settings(BaseSettings):
     """Default lifetime of a token issued by ``reach token``."""
 
     # ---- observability (issue 11) --------------------------------------------------------
+    audit_path: Path | None = Field(None, alias="REACH_AUDIT_PATH")
+    """The audit and trace log (JSON lines); ``None`` is ``audit.jsonl`` in the data dir."""
+    trace_stream: str = Field("reach:audit", alias="REACH_TRACE_STREAM")
+    """Redis stream that also receives every record when ``redis_url`` is set; empty: off."""
+    trace_stream_maxlen: int = Field(100_000, alias="REACH_TRACE_STREAM_MAXLEN")
+    """Approximate cap of that stream (``XADD MAXLEN ~``), so it never grows unbounded."""
+    trace_enabled: bool = Field(True, alias="REACH_TRACE")
+    """Attach the trace callback handler to the graph by default."""
+    otel_endpoint: str | None = Field(None, alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    """OTLP/HTTP collector base URL; spans are exported only when it is set."""
+    otel_service_name: str = Field("agent-reach", alias="OTEL_SERVICE_NAME")
+    """``service.name`` of the exported spans."""
+    metrics_host: str = Field("127.0.0.1", alias="REACH_METRICS_HOST")
+    """Interface ``reach serve-metrics`` listens on."""
+    metrics_port: int = Field(9464, alias="REACH_METRICS_PORT")
+    """Port ``reach serve-metrics`` listens on."""
 
     # ---- hardening (issue 12) ------------------------------------------------------------
 
