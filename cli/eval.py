@@ -34,7 +34,9 @@ def _understanding_factory(mode: str) -> Any:
 
 
 def eval_command(
-    mode: Annotated[str, typer.Option(help="rules, or module:Factory of an Understanding")] = "rules",
+    mode: Annotated[
+        str, typer.Option(help="rules, or module:Factory of an Understanding")
+    ] = "rules",
     faults: Annotated[float, typer.Option(help="share of backend calls that fail")] = 0.0,
     trials: Annotated[int, typer.Option(help="runs per case; pass^k uses all of them")] = 1,
     cases: Annotated[Path | None, typer.Option(help="a case file or folder")] = None,

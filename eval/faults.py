@@ -97,7 +97,9 @@ class FaultInjector:
             card = registry.get(name)
             if card is None:  # pragma: no cover - disabled between names() and get()
                 continue
-            timeout = min(card.timeout_s, self.deadline_s) if self._may_fault(name) else card.timeout_s
+            timeout = (
+                min(card.timeout_s, self.deadline_s) if self._may_fault(name) else card.timeout_s
+            )
             wrapped.register(
                 dataclasses.replace(card, handler=self._handler(card), timeout_s=timeout)
             )

@@ -460,8 +460,9 @@ def run_evaluation(
     runs: list[RunResult] = []
     server, url = start_weather_server()
     try:
-        with tempfile.TemporaryDirectory(prefix="reach-eval-") as tmp, environment(
-            **{WEATHER_URL_ENV: url}
+        with (
+            tempfile.TemporaryDirectory(prefix="reach-eval-") as tmp,
+            environment(**{WEATHER_URL_ENV: url}),
         ):
             for trial in range(trials):
                 for case in cases:

@@ -165,7 +165,8 @@ def failures(evaluation: Evaluation) -> list[dict[str, Any]]:
                 "case": case,
                 "failed_trials": len(runs),
                 "cause": first.cause,
-                "detail": first.error or json.dumps(first.db_diff, ensure_ascii=False)[:200]
+                "detail": first.error
+                or json.dumps(first.db_diff, ensure_ascii=False)[:200]
                 or f"reached {first.reached}",
                 "faults": ", ".join(first.faults),
             }
@@ -186,7 +187,10 @@ def write_report(evaluation: Evaluation, out: Path) -> Path:
     md = [f"# {title}", "", f"{cases} cases.", "", "| metric | agent | bare |", "|---|---|---|"]
     md += [f"| {label} | {a} | {b} |" for label, a, b in table]
     md += ["", *[f"![{name}]({name})" for name in charts], "", "## Failed cases", ""]
-    md += ["| agent | case | failed trials | cause | detail | faults |", "|---|---|---|---|---|---|"]
+    md += [
+        "| agent | case | failed trials | cause | detail | faults |",
+        "|---|---|---|---|---|---|",
+    ]
     for row in failures(evaluation):
         detail = str(row["detail"]).replace("|", "\\|")
         md.append(
