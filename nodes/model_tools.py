@@ -76,7 +76,7 @@ def _normalize(item: Any) -> tuple[str, Any] | str:
     name = next((item[k] for k in _NAME_KEYS if isinstance(item.get(k), str)), None)
     if name is None:
         return f"no tool name in {json.dumps(item, ensure_ascii=False)[:80]}"
-    arguments = next((item[k] for k in _ARG_KEYS if k in item), {})
+    arguments: Any = next((item[k] for k in _ARG_KEYS if k in item), {})
     return name, arguments
 
 
