@@ -132,7 +132,7 @@ def bounded_messages(
 def _cut_to_tokens(text: str, tokens: int) -> str:
     out: list[str] = []
     for char in text:
-        if estimate_tokens("".join(out) + char) > tokens:
+        if estimate_tokens("".join(out) + char + "…") > tokens:
             return "".join(out) + "…"
         out.append(char)
     return text
