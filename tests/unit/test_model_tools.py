@@ -1,8 +1,8 @@
 from langchain_core.messages import AIMessage
 
 from nodes.model_tools import (
-    calls_from_message,
     call_with_repair,
+    calls_from_message,
     check_calls,
     check_results,
     parse_content_calls,

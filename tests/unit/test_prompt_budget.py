@@ -29,7 +29,9 @@ def test_tool_results_are_cut_to_their_summary():
 def _conversation(turns):
     out = []
     for i in range(turns):
-        out.append(("user", f"第{i}轮：我的订单 OD-20240618-001 怎么还没到？能不能快一点送过来" * 2))
+        out.append(
+            ("user", f"第{i}轮：我的订单 OD-20240618-001 怎么还没到？能不能快一点送过来" * 2)
+        )
         out.append(("assistant", f"turn {i}: your order is on its way, expected in 15 minutes."))
     return out
 
