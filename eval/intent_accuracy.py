@@ -190,6 +190,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default="rules", help="rules, local, or a model name")
     parser.add_argument("--base-url", default=None)
     parser.add_argument("--limit", type=int, default=0, help="a fixed slice of this many rows")
+    parser.add_argument(
+        "--mixed", type=float, default=None, help="ask the model only below this rules confidence"
+    )
     parser.add_argument("--errors", action="store_true", help="list the misclassified rows")
     args = parser.parse_args(argv)
 
@@ -208,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             update={"model": args.model, "base_url": args.base_url or get_settings().base_url}
         )
         llm = chat_model_from_settings(settings, "intent")
-        understanding = ModelUnderstanding(llm, default_options(), rules)
+        understanding = ModelUnderstanding(llm, default_options(), rules, consult_below=args.mixed)
     report = measure(understanding, rows)
     if not args.errors:
         report.pop("errors")

@@ -307,6 +307,7 @@ class ModelUnderstanding:
         method: Method = "json_schema",
         today: Callable[[], date] = date.today,
         system_prompt: str | None = None,
+        consult_below: float | None = None,
     ) -> None:
         """Keep the model, what it may recognize, and the rules to fall back on.
 
@@ -317,6 +318,8 @@ class ModelUnderstanding:
             method: ``json_schema`` (grammar on local servers) or ``function_calling``.
             today: the clock that resolves relative dates.
             system_prompt: replaces the default instructions.
+            consult_below: "mixed" mode: ask the model only when the rules are below this
+                confidence or say UNKNOWN (``None``: always ask).
         """
         self.llm = llm
         self.options = {option.intent: option for option in options}
@@ -324,6 +327,7 @@ class ModelUnderstanding:
         self.method = method
         self.today = today
         self.system_prompt = system_prompt or self._default_prompt()
+        self.consult_below = consult_below
         self._intent_runnable = self._structured(self._intent_schema())
         self._slot_runnables: dict[str, Any] = {}
         self._flags: dict[str, dict[str, bool]] = {}
@@ -457,11 +461,20 @@ class ModelUnderstanding:
         )
 
     # ---- the Understanding protocol ------------------------------------------------------
+    def _rules_suffice(self, rules: IntentResult) -> bool:
+        return (
+            self.consult_below is not None
+            and rules.intent != UNKNOWN
+            and rules.confidence >= self.consult_below
+        )
+
     def classify(self, text: str) -> ModelIntentResult:
         """Ask the model for the intent; check it; combine its evidence with the rules'."""
         rules = self.fallback.classify(text)
         if not text.strip():
             return self._fallback_result(rules, "empty message")
+        if self._rules_suffice(rules):
+            return ModelIntentResult(**_fields(rules), source="rules")
         return self._model_intent(text, rules, context=None, step="classify")
 
     def reconsider(
@@ -471,7 +484,7 @@ class ModelUnderstanding:
         rules = self.fallback.reconsider(
             text, pending_intent=pending_intent, missing_slots=missing_slots
         )
-        if "answers the pending question" in rules.evidence:
+        if "answers the pending question" in rules.evidence or self._rules_suffice(rules):
             return ModelIntentResult(**_fields(rules), source="rules")
         context = None
         if pending_intent in self.options:

@@ -201,3 +201,15 @@ def test_native_parallel_tool_calls_over_the_wire(openai_server):
     )
     assert [c["name"] for c in outcome.calls] == ["query_order_status", "send_notification"]
     assert outcome.refused == ["unknown tool 'launch_missiles'"]
+
+
+def test_mixed_mode_asks_the_model_only_when_the_rules_are_unsure(openai_server):
+    llm = make_chat_model(model="fake-model", base_url=openai_server.base_url, api_key=None)
+    mu = ModelUnderstanding(llm, default_options(), RuleBasedUnderstanding(), consult_below=0.6)
+    sure = mu.classify("帮我催一下单，订单号 OD-20240618-001")
+    assert sure.source == "rules" and sure.intent == "URGE_DELIVERY"
+    assert openai_server.requests == []
+    openai_server.push(intent_answer("BOOK_FLIGHT", -0.1))
+    unsure = mu.classify("Hi, I need to fly from Shanghai to Beijing on June 20th")
+    assert unsure.source == "model" and unsure.intent == "BOOK_FLIGHT"
+    assert len(openai_server.requests) == 1
