@@ -4,8 +4,11 @@ No tokenizer is downloaded (tiktoken fetches its encodings, which fails offline)
 is a CJK-aware heuristic: one token per CJK character (Qwen's and GPT's BPE vocabularies
 encode most common Hanzi as one token, rarer ones as two or three), and one token per four
 other characters (English BPE averages about four characters per token), plus a few tokens of
-framing per chat message. It errs on the high side for English prose and is close for Chinese;
-``tests/services/test_local_model.py`` compares it with llama-server's ``/tokenize``.
+framing per chat message. Measured against Qwen2.5's tokenizer (llama-server ``/tokenize``)
+on the 309 texts of ``eval/intents.jsonl``: estimate / real = 1.25 for Chinese (Qwen merges
+common words, about 0.8 tokens per Hanzi), 1.04 for English, 1.06 for mixed text, summed over
+each set; per text between 0.4 (short texts with ids) and 3.0. It errs high, which is the safe
+side for a budget. ``tests/services/test_local_model.py`` repeats the comparison.
 
 A prompt is built from, in order: the system text, a short task summary (goal, done, pending),
 tool results cut to their one-line summaries, and as many of the most recent turns as fit;
