@@ -213,3 +213,24 @@ def test_mixed_mode_asks_the_model_only_when_the_rules_are_unsure(openai_server)
     unsure = mu.classify("Hi, I need to fly from Shanghai to Beijing on June 20th")
     assert unsure.source == "model" and unsure.intent == "BOOK_FLIGHT"
     assert len(openai_server.requests) == 1
+
+
+def test_streamed_tool_calls_are_reassembled(openai_server):
+    from langchain_openai import ChatOpenAI
+
+    openai_server.push(
+        Scripted(
+            tool_calls=[
+                {"name": "query_order_status", "arguments": {"order_id": "OD-20240618-001"}},
+                {"name": "urge_delivery", "arguments": {"order_id": "OD-20240618-001"}},
+            ]
+        )
+    )
+    llm = ChatOpenAI(model="fake-model", base_url=openai_server.base_url, api_key="x")
+    message = None
+    for chunk in llm.stream("查一下再催一下 OD-20240618-001"):
+        message = chunk if message is None else message + chunk
+    assert [(c["name"], c["args"]) for c in message.tool_calls] == [
+        ("query_order_status", {"order_id": "OD-20240618-001"}),
+        ("urge_delivery", {"order_id": "OD-20240618-001"}),
+    ]
