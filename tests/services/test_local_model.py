@@ -29,7 +29,9 @@ def server():
     settings = Settings()
     path = local.model_path(settings)
     if not path.is_file() or path.stat().st_size != local.MODEL_SIZE:
-        pytest.skip(f"no verified model at {path}: run `make model` (uv run reach model fetch)")
+        pytest.skip(
+            f"no verified model at {path}: run `make model` (uv run python -m cli.model fetch)"
+        )
     try:
         local.server_command(settings)
     except local.ModelError as error:
