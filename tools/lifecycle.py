@@ -120,7 +120,7 @@ class ToolLifecycle:
 
     def record(self, name: str, version: str | None = None) -> StatusRecord | None:
         """Return the record that decides for ``name``/``version`` (version first)."""
-        for scope in ((_scope(name, version), name) if version else (name,)):
+        for scope in (_scope(name, version), name) if version else (name,):
             raw = self.store.get(f"state:{scope}")
             if raw is not None:
                 return StatusRecord(**raw)  # type: ignore[typeddict-item]
@@ -273,6 +273,6 @@ def coverage_lines(report: CoverageReport) -> list[str]:
         f"tool coverage: {report['coverage']:.0%} of {report['tools']} tools chosen at least once"
     ]
     if report["never_chosen"]:
-        lines.append("never chosen (check their descriptions): " + ", ".join(report["never_chosen"]))
+        never = ", ".join(report["never_chosen"])
+        lines.append(f"never chosen (check their descriptions): {never}")
     return lines
-
