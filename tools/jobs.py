@@ -761,8 +761,9 @@ class LangGraphRunNotifier:
                 raise ValueError(msg)
             from langgraph_sdk import get_sync_client
 
-            runs = get_sync_client(url=url).runs
-        self.runs = runs
+            sdk_runs: Any = get_sync_client(url=url).runs
+            runs = sdk_runs
+        self.runs: RunsClient = runs
         self.assistant_id = assistant_id
         self.input_for = input_for or (lambda job: {"job_event": dict(job_event(job))})
 
