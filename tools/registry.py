@@ -269,6 +269,10 @@ class ToolRegistry:
         self._require(name, version)
         self.lifecycle.retire(name, version, actor=actor, force=force)
 
+    def registered(self) -> list[str]:
+        """Return the name of every registered tool, serving or not (for operators)."""
+        return sorted(self._cards)
+
     def versions(self, name: str) -> list[str]:
         """Return the registered versions of ``name``, oldest first."""
         return sorted(self._cards.get(name, {}), key=version_key)
