@@ -254,6 +254,7 @@ def make_job_tools(runner: JobRunner) -> tuple[ToolCard, ...]:
             job_id=job_id_for(kind, params, scope=f"{ctx.session_id}|{ctx.task_id}"),
             owner=ctx.user_id,
             thread_id=ctx.session_id or None,
+            context={"user_id": ctx.user_id, "user_role": ctx.user_role},
         )
         return {**job.public(), "message": STARTED_MESSAGE}
 

@@ -123,6 +123,8 @@ class Job:
     """The user who started it, for "is my export done" lookups."""
     thread_id: str | None = None
     """The conversation to tell when it ends."""
+    context: dict[str, Any] = field(default_factory=dict)
+    """The trusted run context (user id, role) to continue the conversation with."""
     created_at: float = 0.0
     updated_at: float = 0.0
     lease_owner: str | None = None
@@ -455,6 +457,7 @@ class JobRunner:
         job_id: str | None = None,
         owner: str = "",
         thread_id: str | None = None,
+        context: dict[str, Any] | None = None,
         on_done: JobCallback | None = None,
     ) -> Job:
         """Persist a job and start it in the background; return at once.
@@ -472,6 +475,7 @@ class JobRunner:
             params=params,
             owner=owner,
             thread_id=thread_id,
+            context=dict(context or {}),
             created_at=now,
             updated_at=now,
         )
@@ -776,5 +780,6 @@ class LangGraphRunNotifier:
             self.assistant_id,
             input=self.input_for(job),
             metadata={"job_id": job.job_id, "source": "job"},
+            context=job.context or None,
             multitask_strategy="enqueue",
         )
