@@ -15,10 +15,9 @@ import typer
 
 from tools.audit import AuditLog
 from tools.lifecycle import (
-    ToolLifecycle,
     TransitionRefusedError,
     coverage_lines,
-    lifecycle_store,
+    lifecycle_from_settings,
     read_audit_records,
     tool_coverage,
 )
@@ -48,7 +47,7 @@ def _open() -> tuple[ToolRegistry, AuditLog]:
     settings = get_settings()
     audit = AuditLog(settings.data_dir / "audit.jsonl")
     registry = registry_factory()
-    registry.lifecycle = ToolLifecycle(lifecycle_store(settings), audit=audit)
+    registry.lifecycle = lifecycle_from_settings(settings, audit)
     return registry, audit
 
 

@@ -75,6 +75,20 @@ class ToolLifecycle:
     audit: AuditLog | None = None
     today: Callable[[], date] = date.today
     now: Callable[[], float] = time.time
+    cache_ttl_s: float = 0.0
+    """Read states from a snapshot at most this old (one listing instead of a read per
+    lookup); other workers' changes show up within it. 0: always read the store."""
+    _snapshot: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    _snapshot_at: float = field(default=float("-inf"), repr=False)
+
+    def _state(self, scope: str) -> dict[str, Any] | None:
+        if self.cache_ttl_s <= 0:
+            return self.store.get(f"state:{scope}")
+        now = self.now()
+        if now - self._snapshot_at >= self.cache_ttl_s:
+            self._snapshot = self.store.items("state:")
+            self._snapshot_at = now
+        return self._snapshot.get(f"state:{scope}")
 
     # ---- status -----------------------------------------------------------------------
 
@@ -102,6 +116,7 @@ class ToolLifecycle:
             ts=self.now(),
         )
         self.store.put(f"state:{scope}", dict(record))
+        self._snapshot_at = float("-inf")  # this worker sees its own change at once
         if self.audit is not None:
             self.audit.write(
                 {
@@ -131,10 +146,10 @@ class ToolLifecycle:
         scope = name
         raw: dict[str, Any] | None = None
         if version is not None:
-            raw = self.store.get(f"state:{_scope(name, version)}")
+            raw = self._state(_scope(name, version))
             scope = _scope(name, version)
         if raw is None:
-            raw = self.store.get(f"state:{name}")
+            raw = self._state(name)
             scope = name
         if raw is None:
             return Effective(status="active", sunset=None, reason="", scope=name)
@@ -217,6 +232,13 @@ def lifecycle_store(settings: Settings) -> KeyValueStore:
     if settings.redis_url and settings.tools_store != "sqlite":
         return RedisKV(Redis.from_url(settings.redis_url), "tools")
     return SQLiteKV(settings.data_dir / "tools.db", "tools")
+
+
+def lifecycle_from_settings(settings: Settings, audit: AuditLog | None = None) -> ToolLifecycle:
+    """Return the lifecycle every worker shares, on the configured store."""
+    return ToolLifecycle(
+        lifecycle_store(settings), audit=audit, cache_ttl_s=settings.tools_state_ttl_s
+    )
 
 
 # ---- tool coverage ------------------------------------------------------------------------

@@ -75,6 +75,8 @@ class Settings(BaseSettings):
     """A ``langgraph dev``/server URL: a finished job starts a run on its thread there."""
     langgraph_assistant_id: str = Field("agent", alias="REACH_LANGGRAPH_ASSISTANT")
     """The assistant (graph id in ``langgraph.json``) that runs on job completion."""
+    tools_state_ttl_s: float = Field(1.0, alias="REACH_TOOLS_STATE_TTL_S")
+    """Workers re-read tool states at most this often (a change shows up within it)."""
     plan_cache: bool = Field(True, alias="REACH_PLAN_CACHE")
     """Reuse learned action plans (turn off to measure the difference)."""
 

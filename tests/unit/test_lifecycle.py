@@ -176,3 +176,35 @@ def test_cli_changes_the_shared_store(tmp_path, monkeypatch):
         assert "never chosen" in cover and "query_order_status" in cover
     finally:
         get_settings.cache_clear()
+
+
+def test_executor_refusal_names_the_state_when_patched(tmp_path, db):
+    """Needs the executor patch from the jobs report (skipped until it is applied)."""
+    import inspect
+
+    if "unavailable" not in inspect.getsource(ActionExecutor):
+        pytest.skip("executor patch not applied yet")
+    (registry,) = shared_registries(tmp_path)[:1]
+    registry.deprecate("urge_delivery", sunset=date(2000, 1, 1), reason="replaced")
+    ctx = ToolContext(user_id="u_10001", user_role="customer", resources=db)
+    result = ActionExecutor(registry).execute(
+        {"name": "urge_delivery", "parameters": {"order_id": "202506001"}}, ctx
+    )
+    assert result["status"] == "failed" and result["error_type"] == "not_found"
+    assert result["data"]["state"] == "disabled"
+    assert "sunset on 2000-01-01" in result["message"]
+    assert "urge_delivery" not in result["data"]["available"]
+
+
+def test_a_cached_snapshot_sees_other_workers_changes_within_its_ttl(tmp_path):
+    t = [100.0]
+    ops, worker = shared_registries(tmp_path)
+    worker.lifecycle.cache_ttl_s = 1.0
+    worker.lifecycle.now = lambda: t[0]
+    assert worker.get("urge_delivery") is not None
+    ops.disable("urge_delivery")
+    assert worker.get("urge_delivery") is not None  # the snapshot is 0 s old
+    t[0] += 1.0
+    assert worker.get("urge_delivery") is None
+    worker.enable("urge_delivery")  # its own change shows at once
+    assert worker.get("urge_delivery") is not None
