@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from tools.db import Database
 from tools.errors import ResourceNotFoundError, UserFixableError
-from tools.jobs import JobBody, JobContext, JobRunner, job_id_for
+from tools.jobs import Job, JobBody, JobContext, JobRunner, job_id_for
 from tools.registry import ToolCard, ToolContext
 
 EXPORT_COLUMNS = ("sale_id", "product", "month", "day", "quantity", "amount_cents")
@@ -191,6 +191,25 @@ def send_bulk_notification(
         "skipped": skipped,
         "already_done": already,
     }
+
+
+def describe_job(job: Job) -> str:
+    """Tell the user where a job stands, in the words of the design ("导出好了吗")."""
+    if job.state in ("queued", "running"):
+        progress = f"（{job.done}/{job.total}）" if job.total else ""
+        return f"还在处理中{progress}，完成后通知您。"
+    if job.state == "failed":
+        reason = job.error["message"] if job.error else "未知原因"
+        return f"任务失败：{reason}"
+    result = job.result or {}
+    if job.kind == "export_sales":
+        month, rows, path = result.get("month", ""), result.get("rows", 0), result.get("path")
+        return f"{month} 的销售数据已导出（{rows} 行）：{path}"
+    if job.kind == "send_bulk_notification":
+        skipped = len(result.get("skipped", []))
+        extra = f"，{skipped} 个账号不是客户，已跳过" if skipped else ""
+        return f"通知已发送给 {result.get('sent', 0)} 位客户{extra}。"
+    return "任务已完成。"
 
 
 # ---- adapters for the runner --------------------------------------------------------------

@@ -302,3 +302,15 @@ def test_job_tools_start_at_once_and_report_to_their_owner_only(runner, db):
     assert approved["status"] == "success", approved
     runner.wait(approved["data"]["job_id"], 10)
     assert len(db.query("SELECT * FROM notifications WHERE content = '停电通知'")) == 1
+
+
+def test_the_user_is_told_where_a_job_stands(runner):
+    from tools.job_bodies import describe_job
+
+    done = runner.wait(runner.submit("export_sales", {"month": "2024-06"}).job_id, 10)
+    assert describe_job(done).startswith("2024-06 的销售数据已导出（150 行）：")
+    assert done.result["path"] in describe_job(done)
+    failed = runner.wait(runner.submit("export_sales", {"month": "2031-01"}).job_id, 10)
+    assert describe_job(failed) == "任务失败：no sales recorded for 2031-01"
+    running = replace(done, state="running", done=40, total=150)
+    assert describe_job(running) == "还在处理中（40/150），完成后通知您。"
