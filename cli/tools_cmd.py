@@ -28,9 +28,10 @@ tools_app = typer.Typer(help="List, enable, disable, deprecate and retire tools 
 
 
 def _catalog() -> ToolRegistry:
-    from tools.catalog import default_registry
+    from nodes.services import Services
+    from scenarios import SCENARIOS
 
-    return default_registry()
+    return Services(scenarios=SCENARIOS).tools
 
 
 registry_factory: Callable[[], ToolRegistry] = _catalog

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from state import AgentState, Context, ProtocolMessage
+from state import AgentState, Context, ProtocolMessage, ToolResult
 from tools.guards import TaskHistory
 from tools.registry import ToolContext
+
+if TYPE_CHECKING:
+    from nodes.services import Services
 
 EPHEMERAL_SESSION = "ephemeral"
 
@@ -42,10 +46,10 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
 
 def tool_context(
     runtime: Runtime[Context] | None,
+    services: Services,
     *,
     task_id: str,
-    resources: Any,
-    results: list[dict[str, Any]],
+    results: Sequence[ToolResult],
     step_count: int = 0,
 ) -> ToolContext:
     """Build what a tool call may know: the trusted caller, the thread, the task so far."""
@@ -55,8 +59,9 @@ def tool_context(
         user_role=context.user_role,
         session_id=session_id(runtime),
         task_id=task_id,
-        resources=resources,
-        history=TaskHistory.from_results(results, step_count),
+        resources=services.database,
+        history=TaskHistory.from_results(list(results), step_count),
+        settings=services.settings,
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nodes.prompts import render
+from nodes.prompts import GENERIC
 from tools.executor import Decision, PreparedCall
 
 _APPROVE = re.compile(
@@ -21,6 +21,12 @@ _REJECT = re.compile(
     r"(不要|不用|不确认|取消|算了|别|否|拒绝|\bno\b|\bnope\b|cancel|reject|don'?t|stop)",
     re.IGNORECASE,
 )
+
+
+def render(key: str, language: str, **values: Any) -> str:
+    """Fill one of the generic confirmation sentences."""
+    text = GENERIC[key]
+    return (text.get(language) or text["zh"]).format(**values)
 
 
 def confirmation_request(

@@ -17,15 +17,15 @@ from nodes.common import (
 )
 from nodes.services import Services
 from nodes.tasks import UNKNOWN
-from state import AgentState, Context, Overwrite
+from state import AgentState, Context, Overwrite, SuspendedTask
 
 MAX_SUSPENDED = 3
 _RESUME = re.compile(r"继续|接着|回到刚才|刚才那个|go back|continue|resume", re.IGNORECASE)
 
 
 def _resumable(
-    suspended: list[dict[str, Any]], intent: str, confident: bool, text: str
-) -> dict[str, Any] | None:
+    suspended: list[SuspendedTask], intent: str, confident: bool, text: str
+) -> SuspendedTask | None:
     """Return the set-aside task this message returns to, if any (the latest first)."""
     for task in reversed(suspended):
         if confident and task["intent"] == intent:
@@ -49,7 +49,7 @@ def make_intent_node(services: Services) -> Node:
         """
         message = latest_user_message(state)
         text = message_text(message)
-        result = services.understanding.classify(text)
+        result = services.understand.classify(text)
         pending_intent = state.get("intent")
         waiting = bool(state.get("missing_slots")) and pending_intent not in (None, UNKNOWN)
         confident = result.confidence >= services.confidence_threshold
@@ -74,8 +74,8 @@ def make_intent_node(services: Services) -> Node:
             if waiting:  # set the unfinished task aside, to come back to
                 suspended.append(
                     {
-                        "intent": pending_intent,
-                        "task_id": state.get("task_id"),
+                        "intent": str(pending_intent),
+                        "task_id": state.get("task_id", ""),
                         "slots": dict(state.get("slots") or {}),
                         "missing_slots": list(state.get("missing_slots") or []),
                     }

@@ -12,7 +12,7 @@ import difflib
 import json
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Literal
@@ -23,7 +23,8 @@ from pydantic import BaseModel
 from tools.db import Database
 from tools.guards import TaskHistory
 from tools.lifecycle import SERVING, Effective, ToolLifecycle, version_key
-from tools.permissions import role_allows
+from tools.permissions import Permissions
+from tools.settings import Settings, get_settings
 
 VAGUE_VERBS = frozenset({"call", "do", "handle", "process", "invoke", "use", "make", "run"})
 VAGUE_OBJECTS = frozenset(
@@ -69,6 +70,12 @@ class ToolContext:
     """Backends the handler needs (the business database), injected by the graph."""
     history: TaskHistory = field(default_factory=TaskHistory)
     """What the task has done so far, for prerequisites and guards."""
+    settings: Settings = field(default_factory=get_settings)
+    """Configuration (backend URLs, a fixed "today"), injected rather than read from env."""
+
+    def today(self) -> date:
+        """Return the business date: the configured one in demos and tests, else the real one."""
+        return self.settings.today or date.today()
 
     def database(self) -> Database:
         """Return the business database the graph injected; its absence is a wiring bug."""
@@ -109,8 +116,6 @@ class ToolCard:
     """Business domain, for tool selection and ownership rules."""
     risk: Literal["low", "high"] = "low"
     """High-risk tools need the user's confirmation before they run."""
-    intents: tuple[str, ...] = ()
-    """Intents this tool serves, for per-turn selection."""
     owner_of: OwnerLookup | None = None
     """Returns the owner of the resource the arguments name (``None``: no such resource)."""
     requires: tuple[str, ...] = ()
@@ -181,7 +186,6 @@ class ToolCard:
             "rate_limit": self.rate_limit,
             "cache_ttl_s": self.cache_ttl_s,
             "deprecated": self.deprecated,
-            "intents": list(self.intents),
             "checks_owner": self.owner_of is not None,
             "requires": list(self.requires),
             "has_status_lookup": self.status_lookup is not None,
@@ -211,7 +215,10 @@ class ToolRegistry:
     while a task (or intent) pinned to an older version keeps it until that is retired.
     """
 
+    permissions: Permissions = field(default_factory=Permissions)
+    """Which role may use which permission; the executor authorizes against it."""
     lifecycle: ToolLifecycle = field(default_factory=ToolLifecycle)
+    """Enabled/disabled/deprecated state and version pins, shared by workers when stored."""
     _cards: dict[str, dict[str, ToolCard]] = field(default_factory=dict)
     _removed: dict[str, str | None] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
@@ -350,25 +357,29 @@ class ToolRegistry:
         self,
         role: str,
         *,
-        intent: str | None = None,
+        names: Collection[str] | None = None,
         domain: str | None = None,
-        names: Sequence[str] | None = None,
+        intent: str | None = None,
         limit: int = MAX_TOOLS_PER_TURN,
     ) -> list[ToolCard]:
         """Choose this turn's tools: active, allowed for ``role``, relevant, at most 8.
 
-        ``names`` is the scenario's tool list for the intent, most relevant first; it keeps
-        its order. Without it, tools are taken by name. ``limit`` can only lower the cap.
+        ``names`` narrows the choice to the tools a task uses (its scenario says which); a
+        list or tuple keeps its order (most relevant first), other collections are sorted.
+        ``intent`` applies an intent's version pin. ``limit`` can only lower the cap.
         """
+        if names is None:
+            candidates: Sequence[str] = sorted(self._cards)
+        elif isinstance(names, list | tuple):
+            candidates = names
+        else:
+            candidates = sorted(names)
         chosen = []
-        for name in names if names is not None else sorted(self._cards):
+        for name in candidates:
             card = self.get(name, intent=intent)
             if card is None or not self._offered(card):
                 continue
-            if not role_allows(role, card.permission):
-                continue
-            card_intents = getattr(card, "intents", ())
-            if intent is not None and card_intents and intent not in card_intents:
+            if not self.permissions.allows(role, card.permission):
                 continue
             if domain is not None and card.domain != domain:
                 continue

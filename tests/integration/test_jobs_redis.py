@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
-from tools.catalog import default_registry
 from tools.db import Database
 from tools.job_bodies import bulk_notification_job, register_job_bodies
 from tools.jobs import Job, JobRunner, ManualClock, RedisJobStore, job_store
@@ -18,6 +17,14 @@ from tools.plans import PlanCache, plan_cache
 from tools.settings import Settings
 
 pytestmark = pytest.mark.integration
+
+
+def default_registry():
+    """A fresh registry of every shipped scenario's tools, under their grants."""
+    from nodes.services import Services
+    from scenarios import SCENARIOS
+
+    return Services(scenarios=SCENARIOS).tools
 
 
 @pytest.fixture

@@ -79,9 +79,11 @@ def test_export_finishes_while_other_work_continues(runner, db, data_dir):
 
 
 def _registry_with_orders() -> ToolRegistry:
-    from tools.orders import ORDER_TOOLS
+    from scenarios.delivery import SCENARIO
+    from scenarios.delivery.tools import ORDER_TOOLS
+    from tools.permissions import Permissions
 
-    registry = ToolRegistry()
+    registry = ToolRegistry(permissions=Permissions.merged(SCENARIO.grants))
     for card in ORDER_TOOLS:
         registry.register(card)
     return registry
@@ -195,12 +197,13 @@ def test_a_crash_inside_a_send_leaves_no_trace_of_it(db):
             channel="sms",
             before_commit=crash_on,
         )
-    assert [r["user_id"] for r in db.query("SELECT user_id FROM notifications")] == ["u_10001"]
+    sent = "SELECT user_id FROM notifications WHERE content = 'x' ORDER BY user_id"
+    assert [r["user_id"] for r in db.query(sent)] == ["u_10001"]
     result = send_bulk_notification(
         db, job_id="j2", user_ids=["u_10001", "u_10002"], content="x", channel="sms"
     )
     assert result["sent"] == 2 and result["sent_this_attempt"] == 1
-    assert len(db.query("SELECT user_id FROM notifications")) == 2
+    assert [r["user_id"] for r in db.query(sent)] == ["u_10001", "u_10002"]
 
 
 def test_polling_backs_off_exponentially_on_the_injected_clock(store):

@@ -8,7 +8,6 @@ import pytest
 from typer.testing import CliRunner
 
 from tools.audit import AuditLog
-from tools.catalog import default_registry
 from tools.executor import ActionExecutor
 from tools.kv import SQLiteKV
 from tools.lifecycle import (
@@ -18,6 +17,14 @@ from tools.lifecycle import (
     tool_coverage,
 )
 from tools.registry import ToolContext, ToolRegistry
+
+
+def default_registry():
+    """A fresh registry of every shipped scenario's tools, under their grants."""
+    from nodes.services import Services
+    from scenarios import SCENARIOS
+
+    return Services(scenarios=SCENARIOS).tools
 
 
 class Today:

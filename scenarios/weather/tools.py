@@ -1,6 +1,6 @@
 """Weather over real HTTP, through an adapter that refuses a response it does not recognize.
 
-The API lives at ``REACH_WEATHER_URL`` (``GET {base}/weather?city=Beijing``). Its failures
+The API lives at ``Settings.weather_url`` (``REACH_WEATHER_URL``) (``GET {base}/weather?city=Beijing``). Its failures
 map onto the executor's classes: 5xx, connection errors and timeouts are transient (retried,
 the tool is idempotent), 404 is "no such city", and a response whose fields changed is a
 permanent failure that says which field, never an empty answer.
@@ -8,45 +8,14 @@ permanent failure that says which field, never an empty answer.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from scenarios.gazetteer import normalize_city
 from tools.errors import PermanentToolError, ResourceNotFoundError, TransientToolError
 from tools.registry import ToolCard, ToolContext
-
-WEATHER_URL_ENV = "REACH_WEATHER_URL"
-DEFAULT_WEATHER_URL = "http://127.0.0.1:8765"
-
-CITY_NAMES = {
-    "北京": "Beijing",
-    "上海": "Shanghai",
-    "广州": "Guangzhou",
-    "深圳": "Shenzhen",
-    "杭州": "Hangzhou",
-    "成都": "Chengdu",
-    "南京": "Nanjing",
-    "武汉": "Wuhan",
-    "西安": "Xi'an",
-    "重庆": "Chongqing",
-    "天津": "Tianjin",
-    "苏州": "Suzhou",
-    "香港": "Hong Kong",
-}
-"""Chinese city names and the names the API knows them by."""
-
-
-def normalize_city(city: str) -> str:
-    """Return the API's name for ``city``: 北京 / 北京市 / beijing → Beijing."""
-    name = city.strip().removesuffix("市")
-    if name in CITY_NAMES:
-        return CITY_NAMES[name]
-    for canonical in CITY_NAMES.values():
-        if canonical.lower().replace("'", "") == name.lower().replace("'", ""):
-            return canonical
-    return name.title() if name.isascii() else name
 
 
 class CityQuery(BaseModel):
@@ -74,7 +43,7 @@ class WeatherReport(BaseModel):
 
 def query_weather(args: CityQuery, ctx: ToolContext) -> dict[str, Any]:
     """Fetch current weather for a city from the weather API."""
-    base = os.environ.get(WEATHER_URL_ENV) or DEFAULT_WEATHER_URL
+    base = ctx.settings.weather_url
     city = normalize_city(args.city)
     try:
         response = httpx.get(f"{base.rstrip('/')}/weather", params={"city": city}, timeout=3.0)
@@ -126,7 +95,6 @@ WEATHER_TOOLS = (
         idempotent=True,
         permission="weather:read",
         domain="weather",
-        intents=("QUERY_WEATHER",),
         timeout_s=4.0,
         cache_ttl_s=600.0,
         summarize=_summarize,

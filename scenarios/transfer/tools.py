@@ -16,9 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.db import Database, pin_hash
+from scenarios.transfer.seed import pin_hash
+from tools.db import Database
 from tools.errors import ResourceNotFoundError, TransientToolError, UserFixableError
-from tools.orders import order_owner
+from scenarios.delivery.tools import order_owner
 from tools.registry import ToolCard, ToolContext
 from tools.vault import TOKEN_PREFIX, IdentityVault
 
@@ -69,6 +70,15 @@ class TransferOrder(TransferPlan):
     """Arguments of the execution step."""
 
     risk_ticket: str = Field(min_length=8, description="From the risk check; never invented.")
+
+
+def payer_account(db: Database, user_id: str) -> str | None:
+    """Return the account a transfer is paid from: the trusted caller's first account."""
+    row = db.query_one(
+        "SELECT account_id FROM accounts WHERE user_id = ? ORDER BY account_id LIMIT 1",
+        (user_id,),
+    )
+    return None if row is None else str(row["account_id"])
 
 
 def account_owner(args: AccountRef, ctx: ToolContext) -> str | None:

@@ -15,7 +15,7 @@ from tools.db import Database
 from tools.errors import ResourceNotFoundError, UserFixableError
 from tools.registry import ToolCard, ToolContext
 from tools.vault import TOKEN_PREFIX, IdentityVault, id_card_problem, mask_id_card
-from tools.weather import normalize_city
+from scenarios.gazetteer import normalize_city
 
 
 class FlightBooking(BaseModel):
@@ -177,7 +177,6 @@ FLIGHT_TOOLS = (
         permission="flight:book",
         domain="flight",
         risk="high",
-        intents=("BOOK_FLIGHT",),
         status_lookup=booking_status,
         timeout_s=5.0,
         summarize=_summarize,

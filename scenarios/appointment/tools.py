@@ -64,6 +64,12 @@ class NotificationRequest(BaseModel):
     channel: str = Field(default="sms", pattern=r"^(sms|in_app)$")
 
 
+def patient_name(db: Database, user_id: str) -> str:
+    """Return the name the booking is made in: the trusted caller's display name."""
+    row = db.query_one("SELECT display_name FROM users WHERE user_id = ?", (user_id,))
+    return str(row["display_name"]) if row else user_id
+
+
 def _department(db: Database, name: str) -> dict[str, Any]:
     row = db.query_one(
         "SELECT dept_id, name_zh, name_en FROM departments WHERE name_zh = ? OR lower(name_en) = ?",
@@ -196,7 +202,6 @@ def _card(
         idempotent=idempotent,
         permission="appointment:book",
         domain="appointment",
-        intents=("BOOK_APPOINTMENT",),
         **extra,
     )
 

@@ -14,7 +14,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.clock import today
 from tools.db import Database
 from tools.errors import UserFixableError
 from tools.registry import ToolCard, ToolContext
@@ -66,9 +65,8 @@ def _month_of(text: str, now: date) -> str:
     return f"{year:04d}-{month:02d}"  # 上月 / last month, and the default
 
 
-def question_to_sql(text: str, now: date | None = None) -> SqlPlan:
+def question_to_sql(text: str, now: date) -> SqlPlan:
     """Turn a sales question into parameterized SQL, or raise ``UserFixableError``."""
-    now = now or today()
     lowered = text.lower()
     month = _month_of(text, now)
     metric = (
@@ -118,7 +116,7 @@ def run_checked_query(
 
 def query_sales_report(args: SalesQuestion, ctx: ToolContext) -> dict[str, Any]:
     """Answer a sales question from the sales table."""
-    plan = question_to_sql(args.question)
+    plan = question_to_sql(args.question, ctx.today())
     rows = run_checked_query(ctx.database(), plan.sql, plan.params)
     return {
         "question": args.question,
@@ -149,7 +147,6 @@ SALES_TOOLS = (
         idempotent=True,
         permission="report:read",
         domain="report",
-        intents=("QUERY_SALES",),
         timeout_s=5.0,
         cache_ttl_s=60.0,
         summarize=_summarize,

@@ -1,0 +1,146 @@
+"""The one path from planned calls to effects: prepare → confirm → edit → run.
+
+Every node that acts (the tool node, the finance agent's steps, the appointment agent) goes
+through ``confirm_then_run``. High-risk calls are confirmed with a single ``interrupt()``
+before any effect; LangGraph re-runs the node from the start on resume, and the executor's
+idempotency records make every re-run answer from the stored result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from langgraph.types import interrupt
+
+from nodes.confirmation import confirmation_request, read_decision
+from state import ToolCall, ToolResult
+from tools.executor import ActionExecutor, Decision, PreparedCall
+from tools.registry import ToolContext
+
+Planned = PreparedCall | dict[str, Any]
+"""A prepared call, or the error envelope that preparing it returned."""
+
+
+@dataclass
+class Outcome:
+    """What happened to the planned calls."""
+
+    results: list[ToolResult] = field(default_factory=list)
+    """One envelope per call, in order (empty when ``revision`` stopped the run)."""
+    decision: Decision | None = None
+    """The person's answer, when something needed confirmation."""
+    answer: Any = None
+    """The raw resume value, for a caller that reads more into it (a correction)."""
+    revision: dict[str, Any] | None = None
+    """A state update from ``revise``: nothing ran, the caller returns it instead."""
+
+
+Revise = Callable[[Any, Decision], dict[str, Any] | None]
+"""Reads the answer to a confirmation as something else (a correction); ``None``: it is not."""
+BeforeEffects = Callable[[Decision | None], list[ToolResult] | None]
+"""Runs after an approval and before the confirmed calls; a failed result stops them."""
+
+
+def confirm_then_run(
+    executor: ActionExecutor,
+    calls: Sequence[ToolCall | dict[str, Any]],
+    ctx: ToolContext,
+    *,
+    language: str,
+    display: dict[str, str] | None = None,
+    question: str | None = None,
+    revise: Revise | None = None,
+    before_effects: BeforeEffects | None = None,
+    provides: Collection[str] = (),
+) -> Outcome:
+    """Prepare every call, ask once for those that need it, then run them concurrently.
+
+    Args:
+        executor: Runs the checks and the calls.
+        calls: ``{id?, name, parameters}`` each; model or rule output, not yet trusted.
+        ctx: The trusted caller and the task.
+        language: The user's language, for the question.
+        display: Stored value → what a person should see (a vault token → its masked form).
+        question: A scenario's own wording of the question, replacing the generic one.
+        revise: Reads the answer as a correction before anything runs.
+        before_effects: Runs once the answer is known, before the confirmed calls (a hold
+            before a booking); any failed result it returns stops the run. A declined call
+            is passed to the executor all the same, which records and refuses it.
+        provides: The tools ``before_effects`` runs, which the calls require: the question
+            is asked as if they had succeeded, and the calls are prepared again (every check
+            repeated) once they really have.
+    """
+    asking = ctx
+    if provides:
+        history = replace(
+            ctx.history, succeeded_tools={*ctx.history.succeeded_tools, *provides}
+        )
+        asking = replace(ctx, history=history)
+    planned: list[Planned] = [executor.prepare(dict(call), asking) for call in calls]
+    waiting = [p for p in planned if isinstance(p, PreparedCall) and p.needs_confirmation]
+    outcome = Outcome()
+    if waiting:
+        request = confirmation_request(waiting, language, display=display)
+        if question is not None:
+            request["question"] = question
+        outcome.answer = interrupt(request)
+        outcome.decision = read_decision(outcome.answer)
+        if revise is not None:
+            outcome.revision = revise(outcome.answer, outcome.decision)
+            if outcome.revision is not None:
+                return outcome
+    if before_effects is not None:
+        early = before_effects(outcome.decision) or []
+        outcome.results.extend(early)
+        if any(result.get("status") != "success" for result in early):
+            return outcome
+        if provides:
+            done = {str(r.get("tool")) for r in early if r.get("status") == "success"}
+            history = replace(
+                ctx.history, succeeded_tools={*ctx.history.succeeded_tools, *done}
+            )
+            ctx = replace(ctx, history=history)
+            planned = [executor.prepare(dict(call), ctx) for call in calls]
+    planned = _apply_edit(executor, planned, outcome.decision, ctx)
+    outcome.results.extend(_run_all(executor, planned, ctx, outcome.decision))
+    return outcome
+
+
+def _apply_edit(
+    executor: ActionExecutor, planned: list[Planned], decision: Decision | None, ctx: ToolContext
+) -> list[Planned]:
+    """Swap in edited arguments: validated and authorized again, with a new request id."""
+    if decision is None or decision.kind != "edit" or decision.parameters is None:
+        return planned
+    edited: list[Planned] = []
+    for item in planned:
+        if isinstance(item, PreparedCall) and item.needs_confirmation:
+            merged = {**item.arguments, **decision.parameters}
+            edited.append(executor.with_arguments(item, merged, ctx))
+        else:
+            edited.append(item)
+    return edited
+
+
+def _run(
+    executor: ActionExecutor, item: Planned, ctx: ToolContext, decision: Decision | None
+) -> ToolResult:
+    if isinstance(item, dict):
+        return item  # type: ignore[return-value]
+    approval = decision if item.needs_confirmation else None
+    result: ToolResult = executor.run(item, ctx, decision=approval)  # type: ignore[assignment]
+    return result
+
+
+def _run_all(
+    executor: ActionExecutor, planned: list[Planned], ctx: ToolContext, decision: Decision | None
+) -> list[ToolResult]:
+    """Run independent calls concurrently; an edit counts as approval of the edited call."""
+    approval = Decision("approve") if decision and decision.kind == "edit" else decision
+    if len(planned) <= 1:
+        return [_run(executor, item, ctx, approval) for item in planned]
+    with ThreadPoolExecutor(max_workers=min(16, len(planned))) as pool:
+        return list(pool.map(lambda item: _run(executor, item, ctx, approval), planned))
