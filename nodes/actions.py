@@ -75,9 +75,7 @@ def confirm_then_run(
     """
     asking = ctx
     if provides:
-        history = replace(
-            ctx.history, succeeded_tools={*ctx.history.succeeded_tools, *provides}
-        )
+        history = replace(ctx.history, succeeded_tools={*ctx.history.succeeded_tools, *provides})
         asking = replace(ctx, history=history)
     planned: list[Planned] = [executor.prepare(dict(call), asking) for call in calls]
     waiting = [p for p in planned if isinstance(p, PreparedCall) and p.needs_confirmation]
@@ -92,16 +90,15 @@ def confirm_then_run(
             outcome.revision = revise(outcome.answer, outcome.decision)
             if outcome.revision is not None:
                 return outcome
-    if before_effects is not None:
+    declined = outcome.decision is not None and outcome.decision.kind == "reject"
+    if before_effects is not None and not declined:
         early = before_effects(outcome.decision) or []
         outcome.results.extend(early)
         if any(result.get("status") != "success" for result in early):
             return outcome
         if provides:
             done = {str(r.get("tool")) for r in early if r.get("status") == "success"}
-            history = replace(
-                ctx.history, succeeded_tools={*ctx.history.succeeded_tools, *done}
-            )
+            history = replace(ctx.history, succeeded_tools={*ctx.history.succeeded_tools, *done})
             ctx = replace(ctx, history=history)
             planned = [executor.prepare(dict(call), ctx) for call in calls]
     planned = _apply_edit(executor, planned, outcome.decision, ctx)

@@ -26,7 +26,10 @@ GENERIC: Wording = {
         "zh": "好的，我来帮您{task}。还需要：{slots}。",
         "en": "Sure, I can help you {task}. I still need: {slots}.",
     },
-    "confirm_action": {"zh": "即将执行：{tool}（{arguments}）", "en": "About to run: {tool} ({arguments})"},
+    "confirm_action": {
+        "zh": "即将执行：{tool}（{arguments}）",
+        "en": "About to run: {tool} ({arguments})",
+    },
     "confirm_question": {
         "zh": "请确认是否继续？回复“确认”继续，回复“取消”放弃。",
         "en": "Shall I go ahead? Reply “yes” to confirm or “no” to cancel.",

@@ -100,9 +100,12 @@ def plan_tool_calls(
         return [], missing
     parameters = {name: slots[name] for name in task.required_slots}
     calls: list[ToolCall] = [
-        {"id": _call_id(task_id, task.tool, parameters), "name": task.tool,
-         "parameters": parameters}
-    ]  # fmt: skip
+        {
+            "id": _call_id(task_id, task.tool, parameters),
+            "name": task.tool,
+            "parameters": parameters,
+        }
+    ]
     for slot, tool in task.on_request:  # asked-for extras, such as a notification
         if slots.get(slot):
             extra = {**parameters, "channel": slots[slot]}

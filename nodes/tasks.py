@@ -69,8 +69,10 @@ Support = Callable[[str], Iterable[tuple[str, float, str]]]
 class Speaker(Protocol):
     """Wording in the user's language, as describers and agents need it."""
 
-    language: str
-    """``zh`` or ``en``."""
+    @property
+    def language(self) -> str:
+        """``zh`` or ``en``."""
+        ...
 
     def say(self, key: str, **values: Any) -> str:
         """Fill the sentence ``key`` (scenario wording first, then the generic prompts)."""

@@ -7,7 +7,7 @@ the booking in place and is reported as such.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
@@ -34,8 +34,9 @@ def make_appointment_node(services: Services) -> Node:
         results: list[ToolResult] = []
 
         def ctx() -> Any:
-            return tool_context(runtime, services, task_id=state.get("task_id", ""),
-                                results=results)  # fmt: skip
+            return tool_context(
+                runtime, services, task_id=state.get("task_id", ""), results=results
+            )
 
         query = {"department": slots.get("department", "")}
         lookups = executor.execute_many(
@@ -46,7 +47,7 @@ def make_appointment_node(services: Services) -> Node:
             ],
             ctx(),
         )
-        results.extend(lookups)
+        results.extend(cast(list[ToolResult], lookups))
         free = (lookups[2].get("data") or {}).get("slots") or []
         if any(r["status"] != "success" for r in lookups) or not free:
             return _done(state, runtime, results)
@@ -55,10 +56,10 @@ def make_appointment_node(services: Services) -> Node:
         slot_ref = {"slot_id": chosen["slot_id"]}
 
         def hold(decision: Decision | None) -> list[ToolResult]:
-            if decision is None or decision.kind == "reject":
-                return []
-            held = executor.execute({"name": "hold_appointment_slot", "parameters": slot_ref},
-                                    ctx())  # fmt: skip
+            held = cast(
+                ToolResult,
+                executor.execute({"name": "hold_appointment_slot", "parameters": slot_ref}, ctx()),
+            )
             results.append(held)
             return [held]
 
@@ -84,15 +85,12 @@ def make_appointment_node(services: Services) -> Node:
         results.append(booking)
         if booking.get("status") != "success":
             if outcome.decision is not None and outcome.decision.kind != "reject":
-                results.append(
-                    executor.execute({"name": "release_appointment_slot", "parameters": slot_ref},
-                                     ctx())  # fmt: skip
-                )
+                release = {"name": "release_appointment_slot", "parameters": slot_ref}
+                results.append(cast(ToolResult, executor.execute(release, ctx())))
             return _done(state, runtime, results)
         notice = voice.say("appointment_notice", **booking["data"])
-        results.append(
-            executor.execute({"name": "notify_patient", "parameters": {"content": notice}}, ctx())
-        )
+        notify = {"name": "notify_patient", "parameters": {"content": notice}}
+        results.append(cast(ToolResult, executor.execute(notify, ctx())))
         return _done(state, runtime, results)
 
     return appointment

@@ -11,11 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from scenarios.gazetteer import normalize_city
 from tools.db import Database
 from tools.errors import ResourceNotFoundError, UserFixableError
 from tools.registry import ToolCard, ToolContext
 from tools.vault import TOKEN_PREFIX, IdentityVault, id_card_problem, mask_id_card
-from scenarios.gazetteer import normalize_city
 
 
 class FlightBooking(BaseModel):

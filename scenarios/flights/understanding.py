@@ -33,9 +33,7 @@ _NAME_ZH = re.compile(
     r"(?:乘客|旅客|乘机人|名字是|名字叫|姓名[是:：]?|我叫)\s*(?:是|为|叫)?\s*"
     r"([\u4e00-\u9fff]{2,4}?)(?=[，,。.\s]|身份|的|$|\d)"
 )
-_NAME_EN = re.compile(
-    r"passenger(?:'s name)?(?: is| name is|:)?\s+([A-Z][a-z]+(?: [A-Z][a-z]+)*)"
-)
+_NAME_EN = re.compile(r"passenger(?:'s name)?(?: is| name is|:)?\s+([A-Z][a-z]+(?: [A-Z][a-z]+)*)")
 _ID_NUMBER = re.compile(r"(?<![0-9])(\d{17}[\dXx])(?![0-9])")
 
 

@@ -218,9 +218,13 @@ def make_finance_node(services: Services) -> Node:
             state,
             runtime,
             role="agent",
-            content={"stage": "handoff", "to": "finance_agent", "task": finance_task,
-                     "request": shown},
-        )  # fmt: skip
+            content={
+                "stage": "handoff",
+                "to": "finance_agent",
+                "task": finance_task,
+                "request": shown,
+            },
+        )
         out = finance_agent.invoke(
             {
                 "request": request,

@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scenarios.delivery.tools import order_owner
 from scenarios.transfer.seed import pin_hash
 from tools.db import Database
 from tools.errors import ResourceNotFoundError, TransientToolError, UserFixableError
-from scenarios.delivery.tools import order_owner
 from tools.registry import ToolCard, ToolContext
 from tools.vault import TOKEN_PREFIX, IdentityVault
 

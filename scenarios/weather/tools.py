@@ -1,6 +1,6 @@
 """Weather over real HTTP, through an adapter that refuses a response it does not recognize.
 
-The API lives at ``Settings.weather_url`` (``REACH_WEATHER_URL``) (``GET {base}/weather?city=Beijing``). Its failures
+The API lives at ``Settings.weather_url`` (``GET {base}/weather?city=X``). Its failures
 map onto the executor's classes: 5xx, connection errors and timeouts are transient (retried,
 the tool is idempotent), 404 is "no such city", and a response whose fields changed is a
 permanent failure that says which field, never an empty answer.

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from nodes.confirmation import confirmation_request, read_decision
-from tools.catalog import default_registry
+from tests.helpers import default_registry
 from tools.executor import ActionExecutor, Decision
 from tools.registry import ToolContext
 

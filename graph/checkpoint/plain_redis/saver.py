@@ -1,24 +1,14 @@
-r"""A LangGraph checkpoint saver for any Redis: core data types only, sync and async.
+"""``PlainRedisSaver``: a LangGraph checkpoint saver for any Redis, sync and async.
 
-``langgraph-checkpoint-redis`` needs RedisJSON and RediSearch. Plain Redis 6/7/8, Valkey
-and most managed services have neither, so this saver uses hashes, sorted sets and Lua.
-
-Layout. Every key of a thread carries the thread in a hash tag, so the whole thread lives in
-one Redis Cluster slot and no key is shared between threads::
-
-    {p}:{thread}:idx     ZSET   "ns\\0checkpoint_id" (score 0: ordered by id, lexically)
-    {p}:{thread}:cp      HASH   "ns\\0checkpoint_id" -> record (checkpoint, metadata, parent)
-    {p}:{thread}:blobs   HASH   "ns\\0channel\\0version" -> channel value
-    {p}:{thread}:writes  HASH   "ns\\0checkpoint_id\\0task_id\\0idx" -> pending write
-    {p}:{thread}:windex  HASH   "ns\\0checkpoint_id" -> the write fields of that checkpoint
-    {p}:run:{run_id}     SET    "thread\\0ns\\0checkpoint_id", for ``delete_for_runs``
+The key layout and record format are in ``layout.py``, the Lua scripts in ``lua.py``.
 
 Fork safety. Channel versions carry a random suffix (as ``InMemorySaver`` does), so a fork
 from an old checkpoint writes new blob fields and never overwrites the original branch.
 
 Atomicity and round trips. ``put`` and ``put_writes`` are one Lua call each: the
 checkpoint, its blobs, its index entry and the TTL refresh land together or not at all.
-``get_tuple`` is two round trips; ``list`` is three per page of up to 100 checkpoints.
+``get_tuple`` is one round trip (one Lua call); ``list`` is three per page of up to 100
+checkpoints.
 
 TTL. With ``ttl_s`` set, every write (and every read, unless ``refresh_on_read=False``)
 resets the TTL of all five thread keys together, so an active thread never loses a value a
@@ -30,7 +20,6 @@ from __future__ import annotations
 import builtins
 import random
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 
 import ormsgpack
@@ -54,167 +43,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 from redis.exceptions import WatchError
 
-SEP = "\x00"
-PAGE = 100
-
-_PUT = """
-local ttl = tonumber(ARGV[1])
-redis.call('ZADD', KEYS[1], 0, ARGV[2])
-redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
-local n = tonumber(ARGV[4])
-for i = 0, n - 1 do
-  redis.call('HSET', KEYS[3], ARGV[5 + 2 * i], ARGV[6 + 2 * i])
-end
-if KEYS[6] then
-  redis.call('SADD', KEYS[6], ARGV[5 + 2 * n])
-end
-if ttl > 0 then
-  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
-end
-return 1
-"""
-
-_PUT_WRITES = """
-local ttl = tonumber(ARGV[1])
-local n = tonumber(ARGV[3])
-local added = ''
-for i = 0, n - 1 do
-  local f = ARGV[4 + 3 * i]
-  local created
-  if ARGV[6 + 3 * i] == '1' then
-    created = redis.call('HSET', KEYS[4], f, ARGV[5 + 3 * i])
-  else
-    created = redis.call('HSETNX', KEYS[4], f, ARGV[5 + 3 * i])
-  end
-  if created == 1 then added = added .. string.len(f) .. ':' .. f .. ',' end
-end
-if added ~= '' then
-  local cur = redis.call('HGET', KEYS[5], ARGV[2]) or ''
-  redis.call('HSET', KEYS[5], ARGV[2], cur .. added)
-end
-if ttl > 0 then
-  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
-end
-return 1
-"""
-
-_GET = """
-local function netstrings(s, from, to)
-  local out, pos = {}, from
-  while pos <= to do
-    local colon = string.find(s, ':', pos, true)
-    local len = tonumber(string.sub(s, pos, colon - 1))
-    out[#out + 1] = string.sub(s, colon + 1, colon + len)
-    pos = colon + len + 2
-  end
-  return out
-end
-local m = ARGV[4]
-if m == '' then
-  m = redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[3], ARGV[2], 'LIMIT', 0, 1)[1]
-  if not m then return false end
-end
-local rec = redis.call('HGET', KEYS[2], m)
-if not rec then return false end
-local w = redis.call('HGET', KEYS[5], m) or ''
-local ns = string.sub(m, 1, string.find(m, '\\0', 1, true) - 1)
-local colon = string.find(rec, ':', 1, true)
-local refs = netstrings(rec, colon + 1, colon + tonumber(string.sub(rec, 1, colon - 1)))
-local blobs = {}
-if #refs > 0 then
-  for i = 1, #refs do refs[i] = ns .. '\\0' .. refs[i] end
-  blobs = redis.call('HMGET', KEYS[3], unpack(refs))
-end
-local writes = {}
-local fields = netstrings(w, 1, string.len(w))
-if #fields > 0 then writes = redis.call('HMGET', KEYS[4], unpack(fields)) end
-local ttl = tonumber(ARGV[1])
-if ttl > 0 then
-  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
-end
-return {m, rec, w, blobs, writes}
-"""
-
-
-@dataclass(frozen=True)
-class ThreadKeys:
-    """The five keys that hold one thread."""
-
-    idx: str
-    cp: str
-    blobs: str
-    writes: str
-    windex: str
-
-    def all(self) -> list[str]:
-        """Return every key, in the order the Lua scripts expect."""
-        return [self.idx, self.cp, self.blobs, self.writes, self.windex]
-
-
-@dataclass
-class _Record:
-    member: str
-    checkpoint_ns: str
-    checkpoint_id: str
-    checkpoint: tuple[str, bytes]
-    metadata: tuple[str, bytes]
-    parent_id: str | None
-    refs: list[tuple[str, str]]
-    write_fields: list[str]
-
-    def blob_fields(self) -> list[str]:
-        return [_blob_field(self.checkpoint_ns, ch, ver) for ch, ver in self.refs]
-
-
-def _member(checkpoint_ns: str, checkpoint_id: str) -> str:
-    return f"{checkpoint_ns}{SEP}{checkpoint_id}"
-
-
-def _split_member(member: str) -> tuple[str, str]:
-    checkpoint_ns, _, checkpoint_id = member.rpartition(SEP)
-    return checkpoint_ns, checkpoint_id
-
-
-def _blob_field(checkpoint_ns: str, channel: str, version: Any) -> str:
-    return f"{checkpoint_ns}{SEP}{channel}{SEP}{version}"
-
-
-def _netstrings(items: Iterable[str]) -> str:
-    return "".join(f"{len(item.encode())}:{item}," for item in items)
-
-
-def _pack_record(fields: list[Any], refs: list[list[str]]) -> bytes:
-    r"""Encode a checkpoint record as ``<n>:<refs>`` then msgpack.
-
-    The blob references come first, as netstrings of ``channel\0version``, so the read
-    script can fetch a checkpoint's channel values without decoding msgpack (Redis Lua's
-    cmsgpack cannot read binary fields).
-    """
-    ref_text = _netstrings(f"{ch}{SEP}{ver}" for ch, ver in refs).encode()
-    return f"{len(ref_text)}:".encode() + ref_text + ormsgpack.packb([*fields, refs])
-
-
-def _unpack_record(raw: bytes) -> list[Any]:
-    """Return ``[cp_type, cp_bytes, md_type, md_bytes, parent, refs]`` of a record."""
-    colon = raw.index(b":")
-    start = colon + 1 + int(raw[:colon])
-    return list(ormsgpack.unpackb(raw[start:]))
-
-
-def _decode_netstrings(raw: bytes | str) -> list[str]:
-    text = raw.decode() if isinstance(raw, bytes) else raw
-    out, pos = [], 0
-    while pos < len(text):
-        colon = text.index(":", pos)
-        length = int(text[pos:colon])
-        start = colon + 1
-        out.append(text[start : start + length])
-        pos = start + length + 1
-    return out
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+from graph.checkpoint.plain_redis import layout, lua
 
 
 class PlainRedisSaver(BaseCheckpointSaver[str]):
@@ -244,16 +73,8 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         self.ttl_ms = int(ttl_s * 1000) if ttl_s else 0
         self.refresh_on_read = refresh_on_read
         self.cluster = isinstance(client, RedisCluster) or isinstance(aclient, AsyncRedisCluster)
-        self._put_script = self._get_script = self._writes_script = None
-        self._aput_script = self._aget_script = self._awrites_script = None
-        if client is not None:
-            self._put_script = client.register_script(_PUT)
-            self._writes_script = client.register_script(_PUT_WRITES)
-            self._get_script = client.register_script(_GET)
-        if aclient is not None:
-            self._aput_script = aclient.register_script(_PUT)
-            self._awrites_script = aclient.register_script(_PUT_WRITES)
-            self._aget_script = aclient.register_script(_GET)
+        self._scripts = lua.register(client) if client is not None else None
+        self._ascripts = lua.register(aclient) if aclient is not None else None
 
     @classmethod
     def from_url(
@@ -273,15 +94,12 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
 
     # ---- keys and encoding ------------------------------------------------------------
 
-    def keys_for(self, thread_id: str) -> ThreadKeys:
+    def keys_for(self, thread_id: str) -> layout.ThreadKeys:
         """Return the keys of ``thread_id``; all share the thread's hash tag."""
-        base = f"{self.prefix}:{{{thread_id}}}"
-        return ThreadKeys(
-            f"{base}:idx", f"{base}:cp", f"{base}:blobs", f"{base}:writes", f"{base}:windex"
-        )
+        return layout.thread_keys(self.prefix, thread_id)
 
     def _run_key(self, run_id: str) -> str:
-        return f"{self.prefix}:run:{{{run_id}}}"
+        return layout.run_key(self.prefix, run_id)
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """Return a version unique to this branch: the counter plus a random suffix."""
@@ -308,7 +126,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         stored = {key: value for key, value in checkpoint.items() if key != "channel_values"}
         full_metadata = get_checkpoint_metadata(config, metadata)
         refs = [[ch, str(ver)] for ch, ver in checkpoint["channel_versions"].items()]
-        record = _pack_record(
+        record = layout.pack_record(
             [
                 *self.serde.dumps_typed(stored),
                 *self.serde.dumps_typed(full_metadata),
@@ -316,12 +134,12 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             ],
             refs,
         )
-        member = _member(checkpoint_ns, checkpoint["id"])
+        member = layout.member(checkpoint_ns, checkpoint["id"])
         blob_args: builtins.list[Any] = []
         for channel, version in new_versions.items():
             typed = self.serde.dumps_typed(values[channel]) if channel in values else ("empty", b"")
             blob_args += [
-                _blob_field(checkpoint_ns, channel, version),
+                layout.blob_field(checkpoint_ns, channel, version),
                 ormsgpack.packb(list(typed)),
             ]
         args: builtins.list[Any] = [self.ttl_ms, member, record, len(new_versions), *blob_args]
@@ -329,7 +147,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         run_id = full_metadata.get("run_id")
         if run_id and not self.cluster:
             key_list.append(self._run_key(str(run_id)))
-            args.append(f"{thread_id}{SEP}{member}")
+            args.append(f"{thread_id}{layout.SEP}{member}")
         next_config: RunnableConfig = {
             "configurable": {
                 "thread_id": thread_id,
@@ -347,8 +165,8 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         if not run_id or not self.cluster:
             return None
         configurable = config["configurable"]
-        member = _member(configurable.get("checkpoint_ns", ""), checkpoint["id"])
-        return self._run_key(str(run_id)), f"{configurable['thread_id']}{SEP}{member}"
+        member = layout.member(configurable.get("checkpoint_ns", ""), checkpoint["id"])
+        return self._run_key(str(run_id)), f"{configurable['thread_id']}{layout.SEP}{member}"
 
     def _writes_args(
         self,
@@ -359,11 +177,11 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
     ) -> tuple[builtins.list[str], builtins.list[Any]]:
         configurable = config["configurable"]
         checkpoint_ns = configurable.get("checkpoint_ns", "")
-        member = _member(checkpoint_ns, configurable["checkpoint_id"])
+        member = layout.member(checkpoint_ns, configurable["checkpoint_id"])
         triples: builtins.list[Any] = []
         for idx, (channel, value) in enumerate(writes):
             slot = WRITES_IDX_MAP.get(channel, idx)
-            field = f"{member}{SEP}{task_id}{SEP}{slot}"
+            field = f"{member}{layout.SEP}{task_id}{layout.SEP}{slot}"
             typed = self.serde.dumps_typed(value)
             record = ormsgpack.packb([task_id, channel, typed[0], typed[1], task_path, slot])
             triples += [field, record, "1" if slot < 0 else "0"]
@@ -374,44 +192,30 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         configurable = config["configurable"]
         checkpoint_ns = configurable.get("checkpoint_ns", "")
         checkpoint_id = get_checkpoint_id(config)
-        member = _member(checkpoint_ns, checkpoint_id) if checkpoint_id else ""
+        member = layout.member(checkpoint_ns, checkpoint_id) if checkpoint_id else ""
         ttl = self.ttl_ms if self.refresh_on_read else 0
-        low = f"[{checkpoint_ns}{SEP}"
-        high = f"[{checkpoint_ns}{SEP}\xff"
+        low = f"[{checkpoint_ns}{layout.SEP}"
+        high = f"[{checkpoint_ns}{layout.SEP}\xff"
         return self.keys_for(str(configurable["thread_id"])).all(), [ttl, low, high, member]
 
     def _tuple_from_script(self, config: RunnableConfig, found: Any) -> CheckpointTuple:
         """Build the tuple from the read script's reply: member, record, writes, values."""
-        record = self._parse_record(_text(found[0]), found[1], found[2])
+        record = layout.parse_record(layout.text(found[0]), found[1], found[2])
         blobs = dict(zip(record.blob_fields(), found[3] or [], strict=False))
         writes = dict(zip(record.write_fields, found[4] or [], strict=False))
         return self._build_tuple(str(config["configurable"]["thread_id"]), record, blobs, writes)
 
-    def _parse_record(self, member: str, raw: bytes, windex: bytes | str | None) -> _Record:
-        cp_type, cp_bytes, md_type, md_bytes, parent, refs = _unpack_record(raw)
-        checkpoint_ns, checkpoint_id = _split_member(member)
-        return _Record(
-            member=member,
-            checkpoint_ns=checkpoint_ns,
-            checkpoint_id=checkpoint_id,
-            checkpoint=(cp_type, cp_bytes),
-            metadata=(md_type, md_bytes),
-            parent_id=parent,
-            refs=[(ch, ver) for ch, ver in refs],
-            write_fields=_decode_netstrings(windex) if windex else [],
-        )
-
     def _build_tuple(
         self,
         thread_id: str,
-        record: _Record,
+        record: layout.Record,
         blobs: dict[str, bytes | None],
         writes: dict[str, bytes | None],
     ) -> CheckpointTuple:
         checkpoint = cast(Checkpoint, self.serde.loads_typed(record.checkpoint))
         values: dict[str, Any] = {}
         for channel, version in record.refs:
-            raw = blobs.get(_blob_field(record.checkpoint_ns, channel, version))
+            raw = blobs.get(layout.blob_field(record.checkpoint_ns, channel, version))
             if raw is None:
                 continue
             value_type, value_bytes = ormsgpack.unpackb(raw)
@@ -451,13 +255,15 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         if checkpoint_ns is None:
             return "+", "-"
         high = (
-            f"({_member(checkpoint_ns, before_id)}" if before_id else f"[{checkpoint_ns}{SEP}\xff"
+            f"({layout.member(checkpoint_ns, before_id)}"
+            if before_id
+            else f"[{checkpoint_ns}{layout.SEP}\xff"
         )
-        return high, f"[{checkpoint_ns}{SEP}"
+        return high, f"[{checkpoint_ns}{layout.SEP}"
 
     def _accept(
         self,
-        record: _Record,
+        record: layout.Record,
         metadata: dict[str, Any],
         config: RunnableConfig | None,
         before: RunnableConfig | None,
@@ -479,6 +285,11 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             raise RuntimeError(msg)
         return self.client
 
+    def _sync_scripts(self) -> lua.Scripts:
+        self._sync()
+        assert self._scripts is not None  # registered whenever there is a sync client
+        return self._scripts
+
     def put(
         self,
         config: RunnableConfig,
@@ -487,10 +298,9 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store a checkpoint, its new blobs and its index entry in one Lua call."""
-        self._sync()
+        scripts = self._sync_scripts()
         keys, args, next_config = self._put_args(config, checkpoint, metadata, new_versions)
-        assert self._put_script is not None
-        self._put_script(keys=keys, args=args)
+        scripts.put(keys=keys, args=args)
         if extra := self._run_index_args(config, checkpoint, metadata):
             self._index_run_sync(*extra)
         return next_config
@@ -503,19 +313,17 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes atomically; a replayed write does not duplicate."""
-        self._sync()
+        scripts = self._sync_scripts()
         if not writes:
             return
         keys, args = self._writes_args(config, writes, task_id, task_path)
-        assert self._writes_script is not None
-        self._writes_script(keys=keys, args=args)
+        scripts.put_writes(keys=keys, args=args)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Fetch a checkpoint (the latest when no id is given) in two round trips."""
-        self._sync()
+        """Fetch a checkpoint (the latest when no id is given) in one round trip (one Lua call)."""
+        scripts = self._sync_scripts()
         keys, args = self._get_args(config)
-        assert self._get_script is not None
-        found = self._get_script(keys=keys, args=args)
+        found = scripts.get(keys=keys, args=args)
         if not found:
             return None
         return self._tuple_from_script(config, found)
@@ -537,7 +345,8 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             offset = 0
             while remaining is None or remaining > 0:
                 members = [
-                    _text(m) for m in client.zrevrangebylex(keys.idx, high, low, offset, PAGE)
+                    layout.text(m)
+                    for m in client.zrevrangebylex(keys.idx, high, low, offset, layout.PAGE)
                 ]
                 if not members:
                     break
@@ -556,7 +365,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
                 blobs, writes = self._collect_loads(pipe.execute(), [r for r, _ in records])
                 for record, _ in records:
                     yield self._build_tuple(thread_id, record, blobs, writes)
-                if len(members) < PAGE:
+                if len(members) < layout.PAGE:
                     break
 
     def delete_thread(self, thread_id: str) -> None:
@@ -585,7 +394,9 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             run_key = self._run_key(run_id)
             by_thread = self._group_run_entries(client.smembers(run_key))
             for thread_id, members in by_thread.items():
-                self._rewrite_sync(thread_id, lambda records, m=members: _drop(records, m))
+                self._rewrite_sync(
+                    thread_id, lambda records, m=members: layout.drop_plan(records, m)
+                )
             client.delete(run_key)
 
     def prune(
@@ -600,7 +411,9 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             if strategy == "delete":
                 self.delete_thread(thread_id)
             elif strategy == "keep_latest":
-                self._rewrite_sync(thread_id, lambda records: _keep_latest(records, keep_last))
+                self._rewrite_sync(
+                    thread_id, lambda records: layout.keep_latest_plan(records, keep_last)
+                )
             else:
                 msg = f"unknown prune strategy {strategy!r}; use keep_latest or delete"
                 raise ValueError(msg)
@@ -613,6 +426,11 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             raise RuntimeError(msg)
         return self.aclient
 
+    def _async_scripts(self) -> lua.Scripts:
+        self._async()
+        assert self._ascripts is not None  # registered whenever there is an async client
+        return self._ascripts
+
     async def aput(
         self,
         config: RunnableConfig,
@@ -623,8 +441,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         """Store a checkpoint, its new blobs and its index entry in one Lua call."""
         client = self._async()
         keys, args, next_config = self._put_args(config, checkpoint, metadata, new_versions)
-        assert self._aput_script is not None
-        await self._aput_script(keys=keys, args=args)
+        await self._async_scripts().put(keys=keys, args=args)
         if extra := self._run_index_args(config, checkpoint, metadata):
             await client.sadd(extra[0], extra[1])
             if self.ttl_ms:
@@ -639,19 +456,17 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes atomically; a replayed write does not duplicate."""
-        self._async()
+        scripts = self._async_scripts()
         if not writes:
             return
         keys, args = self._writes_args(config, writes, task_id, task_path)
-        assert self._awrites_script is not None
-        await self._awrites_script(keys=keys, args=args)
+        await scripts.put_writes(keys=keys, args=args)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Fetch a checkpoint (the latest when no id is given) in two round trips."""
-        self._async()
+        """Fetch a checkpoint (the latest when no id is given) in one round trip (one Lua call)."""
+        scripts = self._async_scripts()
         keys, args = self._get_args(config)
-        assert self._aget_script is not None
-        found = await self._aget_script(keys=keys, args=args)
+        found = await scripts.get(keys=keys, args=args)
         if not found:
             return None
         return self._tuple_from_script(config, found)
@@ -672,8 +487,8 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             high, low = self._list_range(config, before)
             offset = 0
             while remaining is None or remaining > 0:
-                raw_members = await client.zrevrangebylex(keys.idx, high, low, offset, PAGE)
-                members = [_text(m) for m in raw_members]
+                raw_members = await client.zrevrangebylex(keys.idx, high, low, offset, layout.PAGE)
+                members = [layout.text(m) for m in raw_members]
                 if not members:
                     break
                 offset += len(members)
@@ -691,7 +506,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
                 blobs, writes = self._collect_loads(await pipe.execute(), [r for r, _ in records])
                 for record, _ in records:
                     yield self._build_tuple(thread_id, record, blobs, writes)
-                if len(members) < PAGE:
+                if len(members) < layout.PAGE:
                     break
 
     async def adelete_thread(self, thread_id: str) -> None:
@@ -720,7 +535,9 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             run_key = self._run_key(run_id)
             by_thread = self._group_run_entries(await client.smembers(run_key))
             for thread_id, members in by_thread.items():
-                await self._rewrite_async(thread_id, lambda records, m=members: _drop(records, m))
+                await self._rewrite_async(
+                    thread_id, lambda records, m=members: layout.drop_plan(records, m)
+                )
             await client.delete(run_key)
 
     async def aprune(
@@ -732,7 +549,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
                 await self.adelete_thread(thread_id)
             elif strategy == "keep_latest":
                 await self._rewrite_async(
-                    thread_id, lambda records: _keep_latest(records, keep_last)
+                    thread_id, lambda records: layout.keep_latest_plan(records, keep_last)
                 )
             else:
                 msg = f"unknown prune strategy {strategy!r}; use keep_latest or delete"
@@ -748,18 +565,18 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         config: RunnableConfig | None,
         before: RunnableConfig | None,
         filter: dict[str, Any] | None,
-    ) -> builtins.list[tuple[_Record, dict[str, Any]]]:
+    ) -> builtins.list[tuple[layout.Record, dict[str, Any]]]:
         chosen = []
         for member, raw, windex in zip(members, raw_records, raw_windex, strict=True):
             if raw is None:  # expired or deleted between the two reads
                 continue
-            record = self._parse_record(member, raw, windex)
+            record = layout.parse_record(member, raw, windex)
             metadata = self.serde.loads_typed(record.metadata)
             if self._accept(record, metadata, config, before, filter):
                 chosen.append((record, metadata))
         return chosen
 
-    def _queue_page(self, pipe: Any, keys: ThreadKeys, members: builtins.list[str]) -> None:
+    def _queue_page(self, pipe: Any, keys: layout.ThreadKeys, members: builtins.list[str]) -> None:
         """Queue the records and write indexes of one page of members (and a TTL refresh)."""
         pipe.hmget(keys.cp, members)
         pipe.hmget(keys.windex, members)
@@ -768,7 +585,9 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
                 pipe.pexpire(key, self.ttl_ms)
 
     @staticmethod
-    def _queue_loads(pipe: Any, keys: ThreadKeys, records: builtins.list[_Record]) -> None:
+    def _queue_loads(
+        pipe: Any, keys: layout.ThreadKeys, records: builtins.list[layout.Record]
+    ) -> None:
         blob_fields = sorted({f for r in records for f in r.blob_fields()})
         write_fields = [f for r in records for f in r.write_fields]
         pipe.hmget(keys.blobs, blob_fields) if blob_fields else pipe.exists(keys.blobs)
@@ -776,7 +595,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
 
     @staticmethod
     def _collect_loads(
-        results: builtins.list[Any], records: builtins.list[_Record]
+        results: builtins.list[Any], records: builtins.list[layout.Record]
     ) -> tuple[dict[str, bytes | None], dict[str, bytes | None]]:
         blob_fields = sorted({f for r in records for f in r.blob_fields()})
         write_fields = [f for r in records for f in r.write_fields]
@@ -788,38 +607,41 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         if config is not None:
             return [str(config["configurable"]["thread_id"])]
         client = self._sync()
-        pattern = f"{self.prefix}:{{*}}:idx"
-        return sorted({self._thread_of(_text(k)) for k in client.scan_iter(match=pattern)})
+        pattern = layout.index_pattern(self.prefix)
+        return sorted(
+            {layout.thread_of(self.prefix, layout.text(k)) for k in client.scan_iter(match=pattern)}
+        )
 
     async def _thread_ids_async(self, config: RunnableConfig | None) -> AsyncIterator[str]:
         if config is not None:
             yield str(config["configurable"]["thread_id"])
             return
         client = self._async()
-        pattern = f"{self.prefix}:{{*}}:idx"
-        found = {self._thread_of(_text(k)) async for k in client.scan_iter(match=pattern)}
+        pattern = layout.index_pattern(self.prefix)
+        found = {
+            layout.thread_of(self.prefix, layout.text(k))
+            async for k in client.scan_iter(match=pattern)
+        }
         for thread_id in sorted(found):
             yield thread_id
-
-    def _thread_of(self, key: str) -> str:
-        inner = key[len(self.prefix) + 2 :]
-        return inner[: -len("}:idx")]
 
     def _run_entries(
         self, thread_id: str, cp_hash: dict[Any, Any]
     ) -> builtins.list[tuple[str, str]]:
         entries = []
         for member, raw in cp_hash.items():
-            metadata = self.serde.loads_typed(tuple(_unpack_record(raw)[2:4]))
+            metadata = self.serde.loads_typed(tuple(layout.unpack_record(raw)[2:4]))
             if run_id := metadata.get("run_id"):
-                entries.append((self._run_key(str(run_id)), f"{thread_id}{SEP}{_text(member)}"))
+                entries.append(
+                    (self._run_key(str(run_id)), f"{thread_id}{layout.SEP}{layout.text(member)}")
+                )
         return entries
 
     @staticmethod
     def _group_run_entries(entries: Iterable[bytes | str]) -> dict[str, set[str]]:
         grouped: dict[str, set[str]] = {}
         for entry in entries:
-            thread_id, _, member = _text(entry).partition(SEP)
+            thread_id, _, member = layout.text(entry).partition(layout.SEP)
             grouped.setdefault(thread_id, set()).add(member)
         return grouped
 
@@ -847,7 +669,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
     ):
         """Apply ``plan`` to the thread's records; return what to delete and rewrite."""
         records = {
-            _text(m): self._parse_record(_text(m), raw, raw_windex.get(m))
+            layout.text(m): layout.parse_record(layout.text(m), raw, raw_windex.get(m))
             for m, raw in raw_cp.items()
         }
         drop, reparent = plan(records)
@@ -855,15 +677,15 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
             return None
         rewritten: dict[str, bytes] = {}
         for member, new_parent in reparent.items():
-            cp_type, cp_bytes, md_type, md_bytes, _, refs = _unpack_record(
-                raw_cp_get(raw_cp, member)
+            cp_type, cp_bytes, md_type, md_bytes, _, refs = layout.unpack_record(
+                layout.raw_cp_get(raw_cp, member)
             )
-            rewritten[member] = _pack_record(
+            rewritten[member] = layout.pack_record(
                 [cp_type, cp_bytes, md_type, md_bytes, new_parent], refs
             )
         kept = [r for m, r in records.items() if m not in drop]
         live_blobs = {f for r in kept for f in r.blob_fields()}
-        dead_blobs = [_text(f) for f in blob_fields if _text(f) not in live_blobs]
+        dead_blobs = [layout.text(f) for f in blob_fields if layout.text(f) not in live_blobs]
         dead_writes = [f for m in drop for f in records[m].write_fields]
         return sorted(drop), rewritten, dead_blobs, dead_writes, sorted(drop)
 
@@ -910,14 +732,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
                     continue
 
 
-def raw_cp_get(raw_cp: dict[Any, Any], member: str) -> bytes:
-    """Look a member up in an HGETALL result whose keys may be bytes or str."""
-    if member in raw_cp:
-        return cast(bytes, raw_cp[member])
-    return cast(bytes, raw_cp[member.encode()])
-
-
-def _queue_thread_read(pipe: Any, source: ThreadKeys) -> None:
+def _queue_thread_read(pipe: Any, source: layout.ThreadKeys) -> None:
     """Queue reads of a whole thread: index members, then the four hashes."""
     pipe.zrange(source.idx, 0, -1)
     for key in (source.cp, source.blobs, source.writes, source.windex):
@@ -925,7 +740,7 @@ def _queue_thread_read(pipe: Any, source: ThreadKeys) -> None:
 
 
 def _queue_thread_write(
-    out: Any, target: ThreadKeys, members: list[Any], hashes: list[Any], ttl_ms: int
+    out: Any, target: layout.ThreadKeys, members: list[Any], hashes: list[Any], ttl_ms: int
 ) -> None:
     """Queue writes replacing ``target`` with a thread read by ``_queue_thread_read``."""
     for key in target.all():
@@ -941,7 +756,7 @@ def _queue_thread_write(
             out.pexpire(key, ttl_ms)
 
 
-def _queue_rewrite(pipe: Any, keys: ThreadKeys, change: Any, ttl_ms: int) -> None:
+def _queue_rewrite(pipe: Any, keys: layout.ThreadKeys, change: Any, ttl_ms: int) -> None:
     drop, rewritten, dead_blobs, dead_writes, dead_windex = change
     pipe.zrem(keys.idx, *drop)
     pipe.hdel(keys.cp, *drop)
@@ -955,43 +770,3 @@ def _queue_rewrite(pipe: Any, keys: ThreadKeys, change: Any, ttl_ms: int) -> Non
     if ttl_ms:
         for key in keys.all():
             pipe.pexpire(key, ttl_ms)
-
-
-def _drop(records: dict[str, _Record], members: set[str]) -> tuple[set[str], dict[str, str | None]]:
-    """Drop ``members``; re-link survivors to their nearest surviving ancestor."""
-    drop = {m for m in members if m in records}
-    reparent: dict[str, str | None] = {}
-    for member, record in records.items():
-        if member in drop or record.parent_id is None:
-            continue
-        parent: str | None = record.parent_id
-        moved = False
-        while parent is not None and _member(record.checkpoint_ns, parent) in drop:
-            parent = records[_member(record.checkpoint_ns, parent)].parent_id
-            moved = True
-        if moved:
-            reparent[member] = parent
-    return drop, reparent
-
-
-def _keep_latest(
-    records: dict[str, _Record], keep_last: int
-) -> tuple[set[str], dict[str, str | None]]:
-    """Keep the newest checkpoint of each namespace and its ``keep_last - 1`` ancestors."""
-    keep: set[str] = set()
-    reparent: dict[str, str | None] = {}
-    by_ns: dict[str, list[_Record]] = {}
-    for record in records.values():
-        by_ns.setdefault(record.checkpoint_ns, []).append(record)
-    for checkpoint_ns, group in by_ns.items():
-        head: _Record | None = max(group, key=lambda r: r.checkpoint_id)
-        chain: list[_Record] = []
-        while head is not None and len(chain) < max(keep_last, 1):
-            chain.append(head)
-            parent = head.parent_id
-            head = records.get(_member(checkpoint_ns, parent)) if parent else None
-        keep.update(r.member for r in chain)
-        oldest = chain[-1]
-        if oldest.parent_id is not None:
-            reparent[oldest.member] = None
-    return set(records) - keep, reparent
