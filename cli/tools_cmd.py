@@ -13,6 +13,8 @@ from typing import Annotated
 
 import typer
 
+from nodes.services import Services
+from scenarios import SCENARIOS
 from tools.audit import AuditLog
 from tools.lifecycle import (
     TransitionRefusedError,
@@ -28,9 +30,6 @@ tools_app = typer.Typer(help="List, enable, disable, deprecate and retire tools 
 
 
 def _catalog() -> ToolRegistry:
-    from nodes.services import Services
-    from scenarios import SCENARIOS
-
     return Services(scenarios=SCENARIOS).tools
 
 

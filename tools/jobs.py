@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypedDict
 
+from langgraph_sdk import get_sync_client
 from redis import Redis
 from redis.exceptions import WatchError
 
@@ -763,8 +764,6 @@ class LangGraphRunNotifier:
             if url is None:
                 msg = "give the LangGraph server url or a runs client"
                 raise ValueError(msg)
-            from langgraph_sdk import get_sync_client
-
             sdk_runs: Any = get_sync_client(url=url).runs
             runs = sdk_runs
         self.runs: RunsClient = runs

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from redis import Redis
 
+from tests.helpers import default_registry
 from tools.db import Database
 from tools.job_bodies import bulk_notification_job, register_job_bodies
 from tools.jobs import Job, JobRunner, ManualClock, RedisJobStore, job_store
@@ -17,14 +19,6 @@ from tools.plans import PlanCache, plan_cache
 from tools.settings import Settings
 
 pytestmark = pytest.mark.integration
-
-
-def default_registry():
-    """A fresh registry of every shipped scenario's tools, under their grants."""
-    from nodes.services import Services
-    from scenarios import SCENARIOS
-
-    return Services(scenarios=SCENARIOS).tools
 
 
 @pytest.fixture
@@ -88,8 +82,6 @@ def test_redis_item_records_and_concurrent_mutations(client: Redis) -> None:
     assert store.items("job-x") == {"u_1"}
     again, created = store.create(Job(job_id="job-x", kind="other", params={}))
     assert not created and again.kind == "k"
-
-    import threading
 
     def bump() -> None:
         for _ in range(50):

@@ -7,15 +7,19 @@ from pathlib import Path
 
 import pytest
 
+from scenarios.delivery import SCENARIO
+from scenarios.delivery.tools import ORDER_TOOLS
 from tools.db import Database
 from tools.errors import TransientToolError
 from tools.executor import ActionExecutor, Decision
 from tools.job_bodies import (
     STARTED_MESSAGE,
     bulk_notification_job,
+    describe_job,
     export_sales_job,
     make_job_tools,
     register_job_bodies,
+    send_bulk_notification,
 )
 from tools.jobs import (
     Backoff,
@@ -26,6 +30,7 @@ from tools.jobs import (
     ManualClock,
     SQLiteJobStore,
 )
+from tools.permissions import Permissions
 from tools.registry import ToolContext, ToolRegistry
 
 
@@ -79,10 +84,6 @@ def test_export_finishes_while_other_work_continues(runner, db, data_dir):
 
 
 def _registry_with_orders() -> ToolRegistry:
-    from scenarios.delivery import SCENARIO
-    from scenarios.delivery.tools import ORDER_TOOLS
-    from tools.permissions import Permissions
-
     registry = ToolRegistry(permissions=Permissions.merged(SCENARIO.grants))
     for card in ORDER_TOOLS:
         registry.register(card)
@@ -166,8 +167,6 @@ def test_resume_takes_over_only_after_the_dead_runners_lease(store, db):
 
 
 def test_bulk_notification_sends_each_message_once_across_attempts(db):
-    from tools.job_bodies import send_bulk_notification
-
     users = ["u_10001", "u_10002", "u_90001", "u_99999", "u_10001"]
     first = send_bulk_notification(db, job_id="j1", user_ids=users, content="延误", channel="sms")
     assert first["recipients"] == 4 and first["sent"] == 2
@@ -179,8 +178,6 @@ def test_bulk_notification_sends_each_message_once_across_attempts(db):
 
 
 def test_a_crash_inside_a_send_leaves_no_trace_of_it(db):
-    from tools.job_bodies import send_bulk_notification
-
     class Crash(Exception):
         pass
 
@@ -308,8 +305,6 @@ def test_job_tools_start_at_once_and_report_to_their_owner_only(runner, db):
 
 
 def test_the_user_is_told_where_a_job_stands(runner):
-    from tools.job_bodies import describe_job
-
     done = runner.wait(runner.submit("export_sales", {"month": "2024-06"}).job_id, 10)
     assert describe_job(done).startswith("2024-06 的销售数据已导出（150 行）：")
     assert done.result["path"] in describe_job(done)

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from datetime import date
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from cli.tools_cmd import tools_app
+from tests.helpers import default_registry
 from tools.audit import AuditLog
 from tools.executor import ActionExecutor
 from tools.kv import SQLiteKV
@@ -17,14 +20,7 @@ from tools.lifecycle import (
     tool_coverage,
 )
 from tools.registry import ToolContext, ToolRegistry
-
-
-def default_registry():
-    """A fresh registry of every shipped scenario's tools, under their grants."""
-    from nodes.services import Services
-    from scenarios import SCENARIOS
-
-    return Services(scenarios=SCENARIOS).tools
+from tools.settings import get_settings
 
 
 class Today:
@@ -153,9 +149,6 @@ def test_coverage_reports_tools_never_chosen(tmp_path):
 
 
 def test_cli_changes_the_shared_store(tmp_path, monkeypatch):
-    from cli.tools_cmd import tools_app
-    from tools.settings import get_settings
-
     monkeypatch.setenv("REACH_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("REDIS_URL", raising=False)
     get_settings.cache_clear()
@@ -187,8 +180,6 @@ def test_cli_changes_the_shared_store(tmp_path, monkeypatch):
 
 def test_executor_refusal_names_the_state_when_patched(tmp_path, db):
     """Needs the executor patch from the jobs report (skipped until it is applied)."""
-    import inspect
-
     if "unavailable" not in inspect.getsource(ActionExecutor):
         pytest.skip("executor patch not applied yet")
     (registry,) = shared_registries(tmp_path)[:1]

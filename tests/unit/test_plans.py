@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import pytest
 
+from tests.helpers import default_registry
 from tools.executor import ActionExecutor, Decision, PreparedCall
 from tools.guards import TaskHistory
 from tools.kv import SQLiteKV
@@ -18,14 +19,6 @@ from tools.plans import (
 from tools.registry import ToolContext
 
 SLOTS = {"department": "皮肤科", "day": "2024-06-20", "slot_id": "S-005", "patient_name": "张三"}
-
-
-def default_registry():
-    """A fresh registry of every shipped scenario's tools, under their grants."""
-    from nodes.services import Services
-    from scenarios import SCENARIOS
-
-    return Services(scenarios=SCENARIOS).tools
 
 
 def run_sequence(executor, ctx, calls):
