@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_sync_client
 
+from tests.helpers import open_database
 from tests.integration.test_langgraph_dev import dev_server  # noqa: F401  (the server fixture)
-from tools.db import Database
 from tools.job_bodies import register_job_bodies
 from tools.jobs import JobRunner, LangGraphRunNotifier, SQLiteJobStore
 
@@ -20,7 +20,7 @@ def test_a_finished_job_starts_a_run_on_its_thread(dev_server: str, tmp_path: Pa
     context = {"user_id": "u_80001", "user_role": "analyst"}
     thread = client.threads.create()
     thread_id = thread["thread_id"]
-    db = Database(tmp_path / "business.db")
+    db = open_database(tmp_path / "business.db")
     runner = JobRunner(
         SQLiteJobStore(tmp_path / "jobs.db"),
         resources=db,
@@ -40,4 +40,8 @@ def test_a_finished_job_starts_a_run_on_its_thread(dev_server: str, tmp_path: Pa
     client.runs.join(thread_id, run["run_id"])
     finished = client.runs.get(thread_id, run["run_id"])
     assert finished["status"] == "success", finished
+
+    values = client.threads.get_state(thread_id)["values"]
+    typed = [m for m in values.get("messages", []) if m.get("type") == "human"]
+    assert typed == []  # the follow-up put no words in the user's mouth
     db.close()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.db import Database
+from tests.helpers import open_database
 from tools.job_bodies import bulk_notification_job
 from tools.jobs import JobRunner, ManualClock, SQLiteJobStore
 
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_killed_mid_job_then_resumed_sends_no_message_twice(tmp_path: Path) -> None:
     business = tmp_path / "business.db"
     jobs = tmp_path / "jobs.db"
-    db = Database(business)
+    db = open_database(business)
     users = [f"u_2{i:04d}" for i in range(120)]
     with db.transaction() as conn:
         conn.executemany(
