@@ -430,6 +430,7 @@ class JobRunner:
         self.bodies: dict[str, JobBody] = {}
         self._callbacks: dict[str, list[JobCallback]] = {}
         self._events: dict[str, threading.Event] = {}
+        self._active: set[str] = set()
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="reach-job")
 
@@ -516,6 +517,27 @@ class JobRunner:
             started.append(job.job_id)
         return started
 
+    def start_sweeper(self, interval_s: float | None = None) -> threading.Event:
+        """Call ``resume`` now and every ``interval_s`` (half the lease) on a daemon thread.
+
+        With several workers, this is how a job whose runner died is taken over without a
+        restart. Set the returned event to stop the sweeper.
+        """
+        stop = threading.Event()
+        every = interval_s if interval_s is not None else self.lease_s / 2
+
+        def sweep() -> None:
+            while True:
+                try:
+                    self.resume()
+                except Exception:  # a store hiccup must not end the sweeper
+                    _log.exception("job sweeper: resume failed")
+                if stop.wait(every):
+                    return
+
+        threading.Thread(target=sweep, name="reach-job-sweeper", daemon=True).start()
+        return stop
+
     def wait(self, job_id: str, timeout_s: float | None = None) -> Job:
         """Block until a job this runner started ends (tests, scripts); return it."""
         with self._lock:
@@ -538,6 +560,9 @@ class JobRunner:
     def _start(self, job_id: str) -> None:
         with self._lock:
             self._events.setdefault(job_id, threading.Event())
+            if job_id in self._active:
+                return  # already running here (a sweep raced a submit)
+            self._active.add(job_id)
         self._pool.submit(self._run, job_id)
 
     def _claim(self, job_id: str) -> Job | None:
@@ -603,6 +628,9 @@ class JobRunner:
             self._run_attempts(job_id)
         except Exception:  # a bug in the runner itself must not kill the worker pool
             _log.exception("job %s: runner failure", job_id)
+        finally:
+            with self._lock:
+                self._active.discard(job_id)
 
     def _run_attempts(self, job_id: str) -> None:
         while True:

@@ -312,3 +312,48 @@ def test_the_user_is_told_where_a_job_stands(runner):
     assert describe_job(failed) == "任务失败：no sales recorded for 2031-01"
     running = replace(done, state="running", done=40, total=150)
     assert describe_job(running) == "还在处理中（40/150），完成后通知您。"
+
+
+def test_a_sweeper_takes_over_a_job_whose_runner_died(store, db):
+    clock = ManualClock(t=10.0)
+    store.create(
+        Job(
+            job_id="job-00000000000000bb",
+            kind="send_bulk_notification",
+            params={"user_ids": ["u_10001"], "content": "sweep", "channel": "sms"},
+            state="running",
+            attempts=1,
+            lease_owner="dead-runner",
+            lease_until=5.0,  # already expired on this clock
+        )
+    )
+    runner = JobRunner(store, resources=db, clock=clock, lease_s=30)
+    runner.register("send_bulk_notification", bulk_notification_job())
+    stop = runner.start_sweeper(interval_s=0.01)
+    try:
+        final = runner.wait("job-00000000000000bb", 10)
+    finally:
+        stop.set()
+        runner.close()
+    assert final.state == "succeeded" and final.attempts == 2
+    assert len(db.query("SELECT * FROM notifications WHERE content = 'sweep'")) == 1
+
+
+def test_a_sweep_racing_a_submit_runs_the_body_once(store, db):
+    gate = threading.Event()
+    runs = []
+
+    def body(params, ctx):
+        runs.append(ctx.attempt)
+        gate.wait(10)
+        return {"ok": True}
+
+    runner = JobRunner(store, resources=db)
+    runner.register("slow", body)
+    job = runner.submit("slow", {})
+    runner.resume()  # sees the job queued or running under its own fresh lease
+    runner.resume()
+    gate.set()
+    final = runner.wait(job.job_id, 10)
+    runner.close()
+    assert final.state == "succeeded" and runs == [1] and final.attempts == 1
