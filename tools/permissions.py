@@ -13,6 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+ROLES = frozenset({"customer", "agent", "analyst", "admin"})
+"""The roles an authenticated identity may carry; anything else is treated as a customer."""
+
 BASE_GRANTS: Mapping[str, frozenset[str]] = {"admin": frozenset({"*"})}
 """Grants that hold whatever scenarios are loaded."""
 

@@ -51,6 +51,10 @@ class Settings(BaseSettings):
     # ---- model (issue 9) -----------------------------------------------------------------
 
     # ---- auth (issue 10) -----------------------------------------------------------------
+    auth_secret: SecretStr | None = Field(None, alias="REACH_AUTH_SECRET")
+    """HS256 key for access tokens; ``None`` generates one into ``data_dir / "auth.key"``."""
+    token_ttl_s: float = Field(3600.0, alias="REACH_TOKEN_TTL_S")
+    """Default lifetime of a token issued by ``reach token``."""
 
     # ---- observability (issue 11) --------------------------------------------------------
 

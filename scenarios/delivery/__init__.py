@@ -1,4 +1,4 @@
-"""Delivery customer service: order status, urging, refunds, and a notification on request."""
+"""Delivery customer service: status, urging, cancelling, refunds, a notification on request."""
 
 from __future__ import annotations
 
@@ -19,10 +19,13 @@ SCENARIO = Scenario(
         ),
         TaskSpec(intent="REQUEST_REFUND", tool="request_refund", required_slots=("order_id",)),
         TaskSpec(intent="URGE_DELIVERY", tool="urge_delivery", required_slots=("order_id",)),
+        TaskSpec(intent="CANCEL_ORDER", tool="cancel_order", required_slots=("order_id",)),
     ),
     cards=ORDER_TOOLS,
     grants={
-        "customer": frozenset({"order:read", "order:refund", "order:urge", "order:notify"}),
+        "customer": frozenset(
+            {"order:read", "order:refund", "order:urge", "order:notify", "order:cancel"}
+        ),
         "agent": frozenset({"order:read", "order:urge", "order:any"}),
     },
     cues=understanding.CUES,

@@ -187,6 +187,50 @@ def urge_delivery(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
     }
 
 
+CANCELLABLE = ("pending_payment", "shipped", "delivering")
+"""An order can be cancelled until it is delivered."""
+
+
+def cancel_order(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
+    """Cancel an order that has not been delivered yet, in one transaction."""
+    with ctx.database().transaction() as conn:
+        order = conn.execute(
+            "SELECT order_id, status, amount_cents, item FROM orders WHERE order_id = ?",
+            (args.order_id,),
+        ).fetchone()
+        if order is None:
+            msg = f"order {args.order_id} not found"
+            raise ResourceNotFoundError(msg, details={"order_id": args.order_id})
+        if order["status"] not in CANCELLABLE:
+            msg = f"order {args.order_id} is {order['status']}: it can no longer be cancelled"
+            raise UserFixableError(
+                msg, details={"order_id": args.order_id, "reason": order["status"]}
+            )
+        conn.execute(
+            "UPDATE orders SET status = 'cancelled', eta_minutes = NULL, eta_date = NULL"
+            " WHERE order_id = ? AND status = ?",
+            (args.order_id, order["status"]),
+        )
+    return {
+        "order_id": args.order_id,
+        "item": order["item"],
+        "amount_cents": order["amount_cents"],
+        "previous_status": order["status"],
+        "status": "cancelled",
+    }
+
+
+def cancel_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any] | None:
+    """Tell whether a timed-out ``cancel_order`` went through: the order is cancelled."""
+    row = ctx.database().query_one(
+        "SELECT order_id, item, amount_cents, status FROM orders WHERE order_id = ?",
+        (args.order_id,),
+    )
+    if row is None or row["status"] != "cancelled":
+        return None
+    return {**row, "previous_status": None}
+
+
 def send_notification(args: NotificationRequest, ctx: ToolContext) -> dict[str, Any]:
     """Notify the user about an order, by text message or in-app message."""
     order = _load_order(args, ctx)
@@ -285,6 +329,24 @@ ORDER_TOOLS = (
         owner_of=order_owner,
         timeout_s=3.0,
         summarize=_summarize_urge,
+    ),
+    ToolCard(
+        name="cancel_order",
+        description="Cancel a food-delivery or shop order that has not been delivered yet.",
+        when_to_use="The user explicitly asks to cancel an order whose number they have given.",
+        when_not_to_use="The order is delivered (offer a refund instead); the user only "
+        "complains, asks about status or wants it faster; no order number yet.",
+        parameters=OrderRef,
+        returns="order_id, item, amount_cents, previous_status, status (cancelled).",
+        handler=cancel_order,
+        idempotent=False,
+        permission="order:cancel",
+        domain="order",
+        risk="high",
+        owner_of=order_owner,
+        status_lookup=cancel_status,
+        timeout_s=5.0,
+        summarize=lambda data: f"cancelled order {data['order_id']}",
     ),
     SEND_NOTIFICATION,
 )

@@ -10,7 +10,16 @@ from state import AgentState, ToolResult
 WORDING: Wording = {
     "intent.CHECK_ORDER_STATUS": {"zh": "查询订单状态", "en": "check an order's status"},
     "intent.REQUEST_REFUND": {"zh": "申请退款", "en": "request a refund"},
+    "intent.CANCEL_ORDER": {"zh": "取消订单", "en": "cancel an order"},
     "intent.URGE_DELIVERY": {"zh": "催单", "en": "hurry a delivery"},
+    "order_cancelled": {
+        "zh": "订单 {order_id}（{item}）已取消。",
+        "en": "Order {order_id} ({item}) has been cancelled.",
+    },
+    "cannot_cancel": {
+        "zh": "订单 {order_id} 当前为“{status}”状态，已无法取消。如需退款请告诉我。",
+        "en": "Order {order_id} is {status}, so it can no longer be cancelled. Ask me for a refund instead.",
+    },
     "status.delivering": {"zh": "配送中", "en": "out for delivery"},
     "status.delivered": {"zh": "已送达", "en": "delivered"},
     "status.shipped": {"zh": "已发货", "en": "shipped"},
@@ -98,7 +107,9 @@ def describe_order(result: ToolResult, state: AgentState, speaker: Speaker) -> s
         return speaker.say("order_not_found", order_id=order_id)
     if error_type == "user_fixable":
         status = status_label(str(data.get("reason", "")), speaker)
-        name = "cannot_refund" if result.get("tool") == "request_refund" else "cannot_urge"
+        name = {"request_refund": "cannot_refund", "cancel_order": "cannot_cancel"}.get(
+            result.get("tool", ""), "cannot_urge"
+        )
         return speaker.say(name, order_id=order_id, status=status)
     return speaker.say("handoff", task=speaker.label(state.get("intent", "")))
 
@@ -124,11 +135,13 @@ def _describe_success(tool: str, data: dict[str, Any], speaker: Speaker) -> str:
                 refund_status=data["status"],
             )
         return speaker.say("refund_submitted", amount=amount, **data)
+    if tool == "cancel_order":
+        return speaker.say("order_cancelled", **data)
     name = "urged_minutes" if data.get("eta_minutes") else "urged_date"  # urge_delivery
     return speaker.say(name, **data)
 
 
 DESCRIBE: dict[str, Describer] = dict.fromkeys(
-    ("query_order_status", "request_refund", "urge_delivery", "send_notification"),
+    ("query_order_status", "request_refund", "urge_delivery", "cancel_order", "send_notification"),
     describe_order,
 )
