@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 import threading
 
+from scenarios.delivery.jobs import bulk_notification_job
 from tools.db import Database
-from tools.job_bodies import bulk_notification_job
 from tools.jobs import JobRunner, SQLiteJobStore
 
 

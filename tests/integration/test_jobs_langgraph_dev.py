@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_sync_client
 
+from scenarios.sales.jobs import sales_job_tools
 from tests.helpers import open_database
 from tests.integration.test_langgraph_dev import dev_server  # noqa: F401  (the server fixture)
-from tools.job_bodies import register_job_bodies
 from tools.jobs import JobRunner, LangGraphRunNotifier, SQLiteJobStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -26,7 +26,7 @@ def test_a_finished_job_starts_a_run_on_its_thread(dev_server: str, tmp_path: Pa
         resources=db,
         notifiers=(LangGraphRunNotifier(url=dev_server, assistant_id="agent"),),
     )
-    register_job_bodies(runner, tmp_path)
+    sales_job_tools(runner, tmp_path)
     created: list = []
     runner.notifiers.append(lambda job: created.append(job))
     job = runner.submit("export_sales", {"month": "2024-06"}, thread_id=thread_id, context=context)

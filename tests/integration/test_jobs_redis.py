@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
+from scenarios.delivery.jobs import bulk_notification_job, delivery_job_tools
+from scenarios.sales.jobs import sales_job_tools
 from tests.helpers import default_registry
 from tools.db import Database
-from tools.job_bodies import bulk_notification_job, register_job_bodies
 from tools.jobs import Job, JobRunner, ManualClock, RedisJobStore, job_store
 from tools.kv import RedisKV
 from tools.lifecycle import ToolLifecycle, lifecycle_store
@@ -40,7 +41,8 @@ def test_settings_pick_redis_when_configured(redis_url: str, tmp_path: Path) -> 
 def test_redis_job_runs_and_a_dead_runners_job_is_resumed(client: Redis, db: Database, data_dir):
     store = RedisJobStore(client)
     runner = JobRunner(store, resources=db)
-    register_job_bodies(runner, data_dir)
+    sales_job_tools(runner, data_dir)
+    delivery_job_tools(runner)
     seen: list[Job] = []
     job = runner.submit("export_sales", {"month": "2024-06"}, on_done=seen.append)
     final = runner.wait(job.job_id, 20)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from scenarios.delivery.jobs import bulk_notification_job
 from tests.helpers import open_database
-from tools.job_bodies import bulk_notification_job
 from tools.jobs import JobRunner, ManualClock, SQLiteJobStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

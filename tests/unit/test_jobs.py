@@ -8,19 +8,17 @@ from pathlib import Path
 import pytest
 
 from scenarios.delivery import SCENARIO
+from scenarios.delivery.jobs import (
+    bulk_notification_job,
+    delivery_job_tools,
+    send_bulk_notification,
+)
 from scenarios.delivery.tools import ORDER_TOOLS
+from scenarios.sales.jobs import export_sales_job, sales_job_tools
 from tools.db import Database
 from tools.errors import TransientToolError
 from tools.executor import ActionExecutor, Decision
-from tools.job_bodies import (
-    STARTED_MESSAGE,
-    bulk_notification_job,
-    describe_job,
-    export_sales_job,
-    make_job_tools,
-    register_job_bodies,
-    send_bulk_notification,
-)
+from tools.job_bodies import STARTED_MESSAGE, describe_job, job_status_card
 from tools.jobs import (
     Backoff,
     Job,
@@ -44,7 +42,8 @@ def store(tmp_path: Path) -> SQLiteJobStore:
 @pytest.fixture
 def runner(store: SQLiteJobStore, db: Database, data_dir: Path) -> JobRunner:
     r = JobRunner(store, resources=db)
-    register_job_bodies(r, data_dir)
+    sales_job_tools(r, data_dir)
+    delivery_job_tools(r)
     yield r
     r.close()
 
@@ -244,7 +243,7 @@ def test_langgraph_notifier_starts_a_queued_run_on_the_jobs_thread(store, db, da
     runner = JobRunner(
         store, resources=db, notifiers=(LangGraphRunNotifier(runs=runs, assistant_id="agent"),)
     )
-    register_job_bodies(runner, data_dir)
+    sales_job_tools(runner, data_dir)
     with_thread = runner.submit("export_sales", {"month": "2024-07"}, thread_id="thread-9")
     without = runner.submit("export_sales", {"month": "2024-05"})
     runner.wait(with_thread.job_id, 10)
@@ -259,9 +258,10 @@ def test_langgraph_notifier_starts_a_queued_run_on_the_jobs_thread(store, db, da
     runner.close()
 
 
-def test_job_tools_start_at_once_and_report_to_their_owner_only(runner, db):
+def test_job_tools_start_at_once_and_report_to_their_owner_only(runner, db, data_dir):
     registry = ToolRegistry()
-    for card in make_job_tools(runner):
+    cards = [*sales_job_tools(runner, data_dir), *delivery_job_tools(runner)]
+    for card in [*cards, job_status_card(runner)]:
         registry.register(card)
     executor = ActionExecutor(registry)
     analyst = ToolContext(
