@@ -786,8 +786,14 @@ class LangGraphRunNotifier:
         assistant_id: str = "agent",
         runs: RunsClient | None = None,
         input_for: Callable[[Job], dict[str, Any]] | None = None,
+        headers_for: Callable[[Job], dict[str, str]] | None = None,
     ) -> None:
-        """Talk to ``url`` (or use the given ``runs`` client, e.g. a fake in tests)."""
+        """Talk to ``url`` (or use the given ``runs`` client, e.g. a fake in tests).
+
+        ``headers_for(job)`` authenticates the run when the server requires it, e.g.
+        ``{"x-api-key": <a token for job.owner>}``, so the run acts as the job's owner on
+        the owner's thread.
+        """
         if runs is None:
             if url is None:
                 msg = "give the LangGraph server url or a runs client"
@@ -797,6 +803,7 @@ class LangGraphRunNotifier:
         self.runs: RunsClient = runs
         self.assistant_id = assistant_id
         self.input_for = input_for or (lambda job: {"job_event": dict(job_event(job))})
+        self.headers_for = headers_for
 
     def __call__(self, job: Job) -> Any:
         """Start the run (jobs without a thread are skipped)."""
@@ -809,4 +816,5 @@ class LangGraphRunNotifier:
             metadata={"job_id": job.job_id, "source": "job"},
             context=job.context or None,
             multitask_strategy="enqueue",
+            headers=self.headers_for(job) if self.headers_for is not None else None,
         )
