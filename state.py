@@ -337,8 +337,8 @@ def add_steps(left: int | None, right: int | None) -> int:
     return (left or 0) + (right or 0)
 
 
-NextStep = Literal["continue", "clarify", "retry", "handoff", "revise"]
-"""What the graph does next; routers read it (not an answer to a confirmation)."""
+NextStep = Literal["continue", "clarify", "retry", "handoff", "revise", "confirm"]
+"""What the graph does next; routers read it (``confirm``: on to the pending action)."""
 
 
 class ToolCall(TypedDict):
@@ -380,6 +380,17 @@ class ToolResult(TypedDict, total=False):
     """Wall time of the call."""
     flags: list[str]
     """Warnings such as instruction-like text in the tool's output."""
+
+
+class PendingConfirmation(TypedDict):
+    """An action waiting for the person's yes or no, so a typed answer can reach it."""
+
+    node: str
+    """The node that asks and then acts (``tool`` or a sub-agent)."""
+    intent: str
+    """The task it belongs to."""
+    question: str
+    """What was asked, as shown in the conversation."""
 
 
 class SuspendedTask(TypedDict):
@@ -434,6 +445,11 @@ class AgentState(TypedDict, total=False):
     """The last failure envelope, for routing and audit; never shown to the user."""
     suspended_tasks: list[SuspendedTask]
     """Unfinished tasks set aside when the user changed topic: intent, task id, slots."""
+    awaiting: PendingConfirmation | None
+    """Set before a node that may pause for a confirmation; cleared when that node is done."""
+    answer: Any
+    """A typed message read as the answer to ``awaiting`` (a chat front-end sends "确认" as a
+    new message, not as a resume); the acting node uses it instead of pausing."""
 
 
 @dataclass(kw_only=True)
@@ -444,6 +460,9 @@ class Context:
     """The authenticated user; tools check resource ownership against it."""
     user_role: str = "customer"
     """The caller's role, checked against each tool's permission."""
+    model: str | None = None
+    """Which understanding serves this run: ``rules`` or a model name; ``None`` follows
+    the settings (``REACH_MODEL``). Never identity: the caller may choose it."""
 
 
 __all__ = [
@@ -451,6 +470,7 @@ __all__ = [
     "AgentState",
     "Context",
     "NextStep",
+    "PendingConfirmation",
     "Overwrite",
     "PayloadStore",
     "ProtocolMessage",

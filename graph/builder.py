@@ -21,10 +21,12 @@ from graph.checkpoint.masking import MaskingSerializer
 from nodes.clarify import make_clarify_node
 from nodes.handoff import make_handoff_node
 from nodes.intent import make_intent_node
+from nodes.propose import make_propose_node
 from nodes.reflect_refine import make_reflect_refine_node
 from nodes.reply import make_reply_node
 from nodes.routing import (
     route_after_intent,
+    route_after_propose,
     route_after_reflect,
     route_after_slots,
     route_after_tool,
@@ -46,6 +48,7 @@ def make_builder(services: Services) -> StateGraph[AgentState, Context, Any, Any
     builder.add_node("reflect_refine", make_reflect_refine_node(services))
     builder.add_node("slot_filling", make_slot_filling_node(services))
     builder.add_node("clarify", make_clarify_node(services))
+    builder.add_node("propose", make_propose_node(services))
     builder.add_node("tool", make_tool_node(services))
     builder.add_node("reply", make_reply_node(services))
     builder.add_node("handoff", make_handoff_node(services))
@@ -57,20 +60,21 @@ def make_builder(services: Services) -> StateGraph[AgentState, Context, Any, Any
     builder.add_conditional_edges(
         "intent",
         partial(route_after_intent, scenarios=catalog, threshold=services.confidence_threshold),
-        ["reflect_refine", "slot_filling"],
+        ["reflect_refine", "slot_filling", "tool", *agents],
     )
     builder.add_conditional_edges(
         "reflect_refine",
         partial(route_after_reflect, scenarios=catalog),
         ["slot_filling", "tool", "clarify", "handoff"],
     )
+    builder.add_conditional_edges("slot_filling", route_after_slots, ["clarify", "propose"])
     builder.add_conditional_edges(
-        "slot_filling", partial(route_after_slots, scenarios=catalog), ["clarify", "tool", *agents]
+        "propose", partial(route_after_propose, scenarios=catalog), ["tool", *agents]
     )
     builder.add_conditional_edges(
         "tool",
         partial(route_after_tool, scenarios=catalog, max_retries=services.max_tool_retries),
-        ["reply", "reflect_refine", "handoff", "tool", *agents],
+        ["reply", "reflect_refine", "handoff", "propose", *agents],
     )
     builder.add_edge("clarify", END)
     builder.add_edge("reply", END)

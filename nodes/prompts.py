@@ -35,6 +35,15 @@ GENERIC: Wording = {
         "en": "Shall I go ahead? Reply “yes” to confirm or “no” to cancel.",
     },
     "done": {"zh": "好的，已为您{task}。", "en": "Done: I did as you asked ({task})."},
+    "working_on": {"zh": "好的，正在为您{task}。", "en": "Sure, working on it: {task}."},
+    "set_aside": {
+        "zh": "（之前等待您确认的“{task}”已取消，没有执行。）",
+        "en": "(What was waiting for your yes ({task}) was cancelled; nothing was done.)",
+    },
+    "confirm_again": {
+        "zh": "抱歉，我没能确定您是否同意。",
+        "en": "Sorry, I couldn't tell whether that was a yes.",
+    },
     "declined": {
         "zh": "好的，已取消{task}，没有执行任何操作。",
         "en": "OK, I won't {task}; nothing was done.",

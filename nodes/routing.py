@@ -21,8 +21,14 @@ MAX_TASK_STEPS = 25
 
 def route_after_intent(
     state: AgentState, *, scenarios: ScenarioSet, threshold: float = 0.6
-) -> Literal["reflect_refine", "slot_filling"]:
-    """Send an unsure or unknown intent to reflect-refine, a clear one to slot filling."""
+) -> Literal["reflect_refine", "slot_filling", "tool"] | str:
+    """Send an unsure or unknown intent to reflect-refine, a clear one to slot filling.
+
+    A message that answers a pending confirmation goes back to the node that asked.
+    """
+    awaiting = state.get("awaiting")
+    if state.get("decision") == "confirm" and awaiting:
+        return awaiting["node"]
     if state.get("confidence", 0.0) < threshold or scenarios.task(state.get("intent")) is None:
         return "reflect_refine"
     return "slot_filling"
@@ -44,12 +50,15 @@ def route_after_reflect(
     return "clarify"
 
 
-def route_after_slots(
-    state: AgentState, *, scenarios: ScenarioSet
-) -> Literal["clarify", "tool"] | str:
-    """Ask for missing slots; once all are known, run the tool or the task's own agent."""
+def route_after_slots(state: AgentState) -> Literal["clarify", "propose"]:
+    """Ask for missing slots; once all are known, say what is about to happen."""
     if state.get("missing_slots") or not state.get("pending_tool_calls"):
         return "clarify"
+    return "propose"
+
+
+def route_after_propose(state: AgentState, *, scenarios: ScenarioSet) -> Literal["tool"] | str:
+    """Run the tool, or hand the task to its own agent."""
     task = scenarios.task(state.get("intent"))
     if task is not None and task.agent is not None and task.agent in scenarios.agents:
         return task.agent
@@ -58,14 +67,14 @@ def route_after_slots(
 
 def route_after_tool(
     state: AgentState, *, scenarios: ScenarioSet, max_retries: int = 2
-) -> Literal["reply", "reflect_refine", "handoff", "tool"] | str:
+) -> Literal["reply", "reflect_refine", "handoff", "propose"] | str:
     """Reply on success, a user-fixable failure or a declined action; else retry or hand over.
 
     Transient failures go back through reflect-refine while retries remain; a result that
     names another agent (``data.handoff``) goes to that agent.
     """
     if state.get("decision") == "revise":
-        return "tool"  # the user corrected a detail instead of confirming: ask again
+        return "propose"  # the user corrected a detail instead of confirming: ask again
     error = state.get("error")
     if not error:
         return "reply"

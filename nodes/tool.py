@@ -11,7 +11,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from nodes.actions import confirm_then_run
@@ -47,9 +47,10 @@ def make_tool_node(services: Services) -> Node:
             ctx,
             language=state.get("language", "zh"),
             display=display_values(dict(state.get("slots") or {})),
-            revise=lambda answer, decision: _corrections(
-                services, state, answer, decision, user_id
+            revise=lambda answer, decisions: _corrections(
+                services, state, answer, decisions, user_id
             ),
+            answer=state.get("answer"),
         )
         if outcome.revision is not None:
             return outcome.revision
@@ -79,16 +80,18 @@ def _record(
 ) -> dict[str, Any]:
     """Write each call and its result as messages and protocol messages."""
     attempt = state.get("retry_count", 0)
+    announced = _announced_calls(state)
     messages: list[Any] = []
     notes: list[dict[str, Any]] = []
     for call, result in zip(calls, results, strict=True):
         call_id = f"{call['id']}_{attempt}"
-        messages.append(
-            AIMessage(
-                content="",
-                tool_calls=[{"id": call_id, "name": call["name"], "args": call["parameters"]}],
+        if call_id not in announced:  # the propose node already showed the high-risk ones
+            messages.append(
+                AIMessage(
+                    content="",
+                    tool_calls=[{"id": call_id, "name": call["name"], "args": call["parameters"]}],
+                )
             )
-        )
         messages.append(
             ToolMessage(
                 content=json.dumps(result, ensure_ascii=False),
@@ -118,18 +121,37 @@ def _record(
         "error": failed,
         "decision": "continue",
         "step_count": 1,
+        "awaiting": None,
+        "answer": None,
     }
 
 
+def _announced_calls(state: AgentState) -> set[str]:
+    """Return the ids of calls the last AI message announced and nothing has answered."""
+    answered: set[str] = set()
+    for message in reversed(state.get("messages") or []):
+        if isinstance(message, ToolMessage):
+            answered.add(message.tool_call_id)
+        elif isinstance(message, AIMessage) and message.tool_calls:
+            return {str(call["id"]) for call in message.tool_calls} - answered
+        elif isinstance(message, HumanMessage):
+            break
+    return set()
+
+
 def _corrections(
-    services: Services, state: AgentState, answer: Any, decision: Decision, user_id: str
+    services: Services,
+    state: AgentState,
+    answer: Any,
+    decisions: list[Decision] | None,
+    user_id: str,
 ) -> dict[str, Any] | None:
     """Read a correction given instead of a yes ("不对，是 6 月 21 号") as new slot values.
 
     Nothing runs: the call is re-planned from the corrected slots and asked about again.
     """
     task = services.catalog.task(state.get("intent"))
-    if decision.kind != "reject" or not isinstance(answer, str) or task is None:
+    if not isinstance(answer, str) or task is None:
         return None
     found = services.understand.extract_slots(answer, task.intent).slots
     old = state.get("slots") or {}
@@ -144,6 +166,7 @@ def _corrections(
         "missing_slots": missing,
         "decision": "revise",
         "step_count": 1,
+        "answer": None,
     }
 
 

@@ -78,6 +78,7 @@ def make_appointment_node(services: Services) -> Node:
             ),
             before_effects=hold,
             provides=("hold_appointment_slot",),
+            answer=state.get("answer"),
         )
         booking = outcome.results[-1]
         if booking.get("tool") != "book_appointment":
@@ -117,4 +118,11 @@ def _done(
     booked = next((r for r in results if r.get("tool") == "book_appointment"), None)
     decisive = booked or next((r for r in results if r.get("status") != "success"), None)
     failed = decisive if decisive and decisive.get("status") != "success" else None
-    return {"tool_results": results, "protocol": notes, "error": failed, "step_count": 1}
+    return {
+        "tool_results": results,
+        "protocol": notes,
+        "error": failed,
+        "step_count": 1,
+        "awaiting": None,
+        "answer": None,
+    }

@@ -67,6 +67,8 @@ class FinanceState(TypedDict, total=False):
     """The user's language, for the confirmation question."""
     failed: ToolResult | None
     """The step that stopped the chain, if any."""
+    answer: Any
+    """The person's typed answer to the confirmation, when it came as a new message."""
 
 
 class StepNode(Protocol):
@@ -117,6 +119,7 @@ def make_step(services: Services, tool: str) -> StepNode:
             [{"name": tool, "parameters": _arguments(tool, state)}],
             ctx,
             language=state.get("language", "zh"),
+            answer=state.get("answer"),
         )
         result = outcome.results[0]
         note = protocol_message(
@@ -185,7 +188,7 @@ def make_finance_node(services: Services) -> Node:
                 message=f"role {context.user_role!r} may not ask finance ({needed})",
                 request_id=parent_task,
             )
-            return {"tool_results": [result], "error": result, "step_count": 1}
+            return {"tool_results": [result], "error": result, "step_count": 1, "awaiting": None}
         slots = state.get("slots") or {}
         request: FinanceRequest
         if kind == "refund":
@@ -204,7 +207,12 @@ def make_finance_node(services: Services) -> Node:
                     message="the user has no account",
                     request_id=parent_task,
                 )
-                return {"tool_results": [result], "error": result, "step_count": 1}
+                return {
+                    "tool_results": [result],
+                    "error": result,
+                    "step_count": 1,
+                    "awaiting": None,
+                }
             request = {
                 "kind": "transfer",
                 "account_id": account,
@@ -231,6 +239,7 @@ def make_finance_node(services: Services) -> Node:
                 "task_id": finance_task,
                 "parent_task_id": parent_task,
                 "language": state.get("language", "zh"),
+                "answer": state.get("answer"),
             },
             context=runtime.context,
         )
@@ -251,6 +260,8 @@ def make_finance_node(services: Services) -> Node:
             "protocol": [handover, *(out.get("protocol") or []), back],
             "error": out.get("failed"),
             "step_count": 1,
+            "awaiting": None,
+            "answer": None,
         }
 
     return finance

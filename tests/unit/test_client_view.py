@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tools.catalog import default_registry
-
+from tests.helpers import default_registry
 from tools.client_view import INTERNAL_KEYS, client_view
 from tools.executor import ActionExecutor, envelope
 from tools.registry import ToolContext

@@ -88,6 +88,7 @@ def test_model_view_is_openai_format_without_engineering_fields():
         "query_order_status",
         "request_refund",
         "urge_delivery",
+        "cancel_order",
         "query_weather",
         "query_sales_report",
         "book_flight_ticket",
@@ -168,7 +169,13 @@ def test_langchain_tools_bind_and_run_through_the_executor(db):
     )
     bound = ChatOpenAI(model="m", api_key="k", base_url="http://127.0.0.1:9").bind_tools(tools)
     names = [t["function"]["name"] for t in bound.kwargs["tools"]]
-    assert names == ["query_order_status", "request_refund", "send_notification", "urge_delivery"]
+    assert names == [
+        "cancel_order",
+        "query_order_status",
+        "request_refund",
+        "send_notification",
+        "urge_delivery",
+    ]
     status = next(t for t in tools if t.name == "query_order_status")
     result = json.loads(status.invoke({"order_id": "OD-20240618-001"}))
     assert result["status"] == "success"

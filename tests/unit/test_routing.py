@@ -55,11 +55,11 @@ def test_route_after_reflect(state, expected):
     [
         ({"missing_slots": ["order_id"], "pending_tool_calls": []}, "clarify"),
         ({"missing_slots": [], "pending_tool_calls": []}, "clarify"),
-        ({"missing_slots": [], "pending_tool_calls": [{"name": "x"}]}, "tool"),
+        ({"missing_slots": [], "pending_tool_calls": [{"name": "x"}]}, "propose"),
     ],
 )
 def test_route_after_slots(state, expected):
-    assert route_after_slots(state, scenarios=CATALOG) == expected
+    assert route_after_slots(state) == expected
 
 
 def failure(error_type="system", retryable=True):
