@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     # ---- observability (issue 11) --------------------------------------------------------
 
     # ---- hardening (issue 12) ------------------------------------------------------------
+    vault_secret: SecretStr | None = Field(None, alias="REACH_VAULT_SECRET")
+    """Key of the identity vault's tokens; ``None`` creates ``data_dir/vault.key`` (0600)."""
 
     # ---- scale (issue 13) ----------------------------------------------------------------
 
