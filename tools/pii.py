@@ -22,7 +22,9 @@ from typing import Any, Literal
 
 Kind = Literal["id_card", "bank_card", "phone", "secret"]
 
-ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u180e\u034f")
+ZERO_WIDTH = frozenset(
+    "\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u180e\u034f"
+)
 """Invisible characters an attacker can put between digits or inside a keyword."""
 
 _SEP = r"[ \t\-]?"

@@ -76,18 +76,22 @@ def _load_or_create_key(path: Path) -> bytes:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if mode & 0o077:
-            _log.warning("vault key %s was readable by others (mode %o); made 0600", path, mode)
-            path.chmod(0o600)
-        key = bytes.fromhex(path.read_text(encoding="ascii").strip())
-        if len(key) < 32:
-            msg = f"vault key {path} is shorter than 32 bytes"
-            raise ValueError(msg)
-        return key
+        return _read_key(path)
     key = secrets.token_bytes(32)
     with os.fdopen(fd, "w", encoding="ascii") as out:
         out.write(key.hex())
+    return key
+
+
+def _read_key(path: Path) -> bytes:
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        _log.warning("vault key %s was readable by others (mode %o); made 0600", path, mode)
+        path.chmod(0o600)
+    key = bytes.fromhex(path.read_text(encoding="ascii").strip())
+    if len(key) < 32:
+        msg = f"vault key {path} is shorter than 32 bytes"
+        raise ValueError(msg)
     return key
 
 
