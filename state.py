@@ -311,7 +311,7 @@ def _maybe_json(text: str) -> str | dict[str, Any]:
 
 
 def _clean_field(key: str, value: Any) -> Any:
-    """Make a field's value JSON-safe and masked; ``tool_calls`` items are cleaned by their model."""
+    """Make a value JSON-safe and masked; ``tool_calls`` items are cleaned by their model."""
     if key in ("role", "confidence", "retry_count", "timestamp", "tool_calls"):
         return mask_pii(value) if key == "tool_calls" else value
     return mask_pii(json_safe(value))
