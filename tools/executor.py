@@ -98,7 +98,7 @@ def canonical(parameters: dict[str, Any]) -> str:
 def request_id_for(session_id: str, task_id: str, tool: str, parameters: dict[str, Any]) -> str:
     """Derive the call's request id from what it does, so a re-run yields the same id."""
     raw = f"{session_id}|{task_id}|{tool}|{canonical(parameters)}"
-    return f"req_{hashlib.sha256(raw.encode()).hexdigest()[:24]}"
+    return f"req_{hashlib.sha256(raw.encode('utf-8', 'surrogatepass')).hexdigest()[:24]}"
 
 
 def fingerprint_for(tool: str, parameters: dict[str, Any]) -> str:
@@ -678,24 +678,26 @@ class ActionExecutor:
         if json_bytes(arguments) > MAX_AUDIT_ARGUMENT_BYTES:
             arguments = cut_marker(arguments)
         self.audit.write(
-            {
-                "ts": time.time(),
-                "session_id": ctx.session_id,
-                "task_id": ctx.task_id,
-                "user_id": ctx.user_id,
-                "user_role": ctx.user_role,
-                "tool": name,
-                "arguments": arguments,
-                "status": result["status"],
-                "error_type": result["error_type"],
-                "message": result.get("message"),
-                "summary": result.get("summary", ""),
-                "latency_ms": result["latency_ms"],
-                "attempts": result["attempts"],
-                "request_id": result["request_id"],
-                "duplicated": result["duplicated"],
-                "flags": result.get("flags", []),
-            }
+            json_safe(  # bad input must not be able to break the audit writer
+                {
+                    "ts": time.time(),
+                    "session_id": ctx.session_id,
+                    "task_id": ctx.task_id,
+                    "user_id": ctx.user_id,
+                    "user_role": ctx.user_role,
+                    "tool": name,
+                    "arguments": arguments,
+                    "status": result["status"],
+                    "error_type": result["error_type"],
+                    "message": result.get("message"),
+                    "summary": result.get("summary", ""),
+                    "latency_ms": result["latency_ms"],
+                    "attempts": result["attempts"],
+                    "request_id": result["request_id"],
+                    "duplicated": result["duplicated"],
+                    "flags": result.get("flags", []),
+                }
+            )
         )
         return result
 

@@ -92,6 +92,11 @@ def argument_problem(value: Any, max_depth: int = MAX_ARGUMENT_DEPTH) -> str | N
         if isinstance(item, str):
             if len(item) > MAX_ARGUMENT_CHARS:
                 return f"string longer than {MAX_ARGUMENT_CHARS} characters at {path}"
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return f"invalid Unicode (a lone surrogate) at {path or '(arguments)'}"
             continue
         if isinstance(item, dict):
             for key, child in item.items():

@@ -29,9 +29,9 @@ ZERO_WIDTH = frozenset(
 
 _SEP = r"[ \t\-]?"
 """At most one separator between two digits: a space, a tab or a dash."""
-_LEFT = r"(?<![0-9A-Za-z*+])(?<![0-9A-Za-z][\-_./:])(?<![0-9][ \t])"
+_LEFT = r"(?<![0-9A-Za-z*+])(?<![0-9A-Za-z][\-_./])(?<![0-9][ \t])"
 """Not inside a longer run: no digit or letter just before, nor a dash-joined word (UUIDs)."""
-_RIGHT = r"(?![0-9A-Za-z*])(?![\-_./:][0-9A-Za-z])(?![ \t][0-9])"
+_RIGHT = r"(?![0-9A-Za-z*])(?![\-_./][0-9A-Za-z])(?![ \t][0-9])"
 # 18-digit resident ID: region (6), birth date (8, checked below), sequence (3), check char.
 _ID = re.compile(rf"{_LEFT}\d(?:{_SEP}\d){{16}}{_SEP}[\dXx]{_RIGHT}", re.ASCII)
 # Payment cards: 13-19 digits, possibly grouped; masked only when the Luhn digit holds.
