@@ -79,6 +79,9 @@ def check_query(sql: str, policy: SqlPolicy, *, hidden: frozenset[str] = frozens
     if not isinstance(tree, exp.Select):
         msg = f"only SELECT is allowed, got {tree.key.upper()}"
         raise UnsafeQueryError(msg)
+    if not tree.expressions:
+        msg = "the SELECT names no columns"
+        raise UnsafeQueryError(msg)
     if any(node.comments for node in tree.walk()):
         msg = "comments are not allowed: they can hide a second statement"
         raise UnsafeQueryError(msg)
