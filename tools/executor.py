@@ -585,7 +585,7 @@ class ActionExecutor:
             raise _SystemFailure(result, transient=False)
         flags += [f"non_finite:{path}" for path in non_finite[:20]]
         data = defang_value(json_safe(data))  # tool text is data: no links, images or HTML
-        summary = card.summarize(data) if card.summarize and isinstance(data, dict) else ""
+        summary = _summary(card, data)
         return envelope(
             tool=card.name,
             status="success",
@@ -736,6 +736,17 @@ class ActionExecutor:
             data={"available": available, "closest": hint},
             request_id=request_id,
         )
+
+
+def _summary(card: ToolCard, data: Any) -> str:
+    """Summarize a result; a summarizer choking on an unexpected shape leaves it empty."""
+    if card.summarize is None or not isinstance(data, dict):
+        return ""
+    try:
+        return str(card.summarize(data))
+    except Exception:  # the backend's data is not what the card expects: still only data
+        _log.exception("summary of %s failed", card.name)
+        return ""
 
 
 def _log_retry(state: RetryCallState) -> None:
