@@ -64,6 +64,25 @@ _SECRET_BEFORE = re.compile(
 )
 _PIN_WORDS = re.compile(r"pin|pass|pwd|密码|口令", re.IGNORECASE | re.ASCII)
 _ANY_DIGIT = re.compile(r"\d")
+_RUN = re.compile(r"\d(?:[ \t\-]?\d){10,}", re.ASCII)
+"""A run of 11 or more digits: the only places an ID, a card or a phone number can be."""
+_STEMS = (
+    "pin",
+    "pass",
+    "pwd",
+    "code",
+    "otp",
+    "cvv",
+    "cvc",
+    "密码",
+    "验证码",
+    "校验码",
+    "动态码",
+    "口令",
+)
+"""Substrings every secret keyword contains; the secret patterns run only around them."""
+_MAX_WINDOWS = 64
+"""More keyword or digit spans than this: one pass over the whole text is cheaper."""
 
 
 @dataclass(frozen=True)
@@ -82,25 +101,41 @@ class Finding:
     """For a secret: the keyword that announced it (normalized, lower case)."""
 
 
+_CHANGED_BY_NFKC = (
+    "\u00a0\u00b2\u00b3\u00b9\u00bc-\u00be\u2000-\u200a\u2024\u2070-\u209f\u2100-\u218f"
+    "\u2460-\u24ff\u2776-\u2793\u3000\u3200-\u33ff\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f"
+    "\uff00-\uffef\U0001d400-\U0001d7ff\U0001f100-\U0001f1ff"
+)
+_SUSPECT = re.compile(f"[{_CHANGED_BY_NFKC}{''.join(sorted(ZERO_WIDTH))}]")
+"""Characters NFKC maps to ASCII digits, letters, spaces or punctuation (full-width forms,
+circled and mathematical digits, odd spaces), and invisible ones. Only these are rewritten,
+so normalizing a long checkpoint blob costs a regex scan, not a loop over every character."""
+
+
 class _Normalized:
     """A normalized copy of a text, with a map from each of its characters to the original."""
 
     def __init__(self, text: str) -> None:
         self.origin: list[int] | None = None
-        if text.isascii():
+        if text.isascii() or not _SUSPECT.search(text):
             self.text = text  # nothing to normalize: spans map one to one
             return
         chars: list[str] = []
         origin: list[int] = []
-        for index, char in enumerate(text):
-            if char in ZERO_WIDTH:
-                continue
-            folded = unicodedata.normalize("NFKC", char) if ord(char) > 0x7F else char
-            for piece in folded:
-                if piece in ZERO_WIDTH:
-                    continue
-                chars.append(piece)
-                origin.append(index)
+        cursor = 0
+        for match in _SUSPECT.finditer(text):
+            index = match.start()
+            chars.append(text[cursor:index])
+            origin.extend(range(cursor, index))
+            char = text[index]
+            if char not in ZERO_WIDTH:
+                folded = unicodedata.normalize("NFKC", char)
+                folded = "".join(piece for piece in folded if piece not in ZERO_WIDTH)
+                chars.append(folded)
+                origin.extend([index] * len(folded))
+            cursor = index + 1
+        chars.append(text[cursor:])
+        origin.extend(range(cursor, len(text)))
         self.text = "".join(chars)
         self.origin = origin
 
@@ -137,27 +172,68 @@ def find_pii(text: str, kinds: frozenset[Kind] | None = None) -> list[Finding]:
         taken.append((start, end))
         found.append(Finding(kind, o_start, o_end, digits, keyword))
 
+    text_n = norm.text
+    runs = [(m.start(), m.end()) for m in _RUN.finditer(text_n)]
     if "id_card" in wanted:
-        for match in _ID.finditer(norm.text):
+        for match in _scan(_ID, text_n, runs, 4, 4):
             digits = re.sub(r"[^0-9Xx]", "", match.group(0))
             if _plausible_birth_date(digits[6:14]):
                 add("id_card", match.start(), match.end())
     if "bank_card" in wanted:
-        for match in _CARD.finditer(norm.text):
+        for match in _scan(_CARD, text_n, runs, 4, 4):
             digits = re.sub(r"\D", "", match.group(0))
             if 13 <= len(digits) <= 19 and luhn_ok(digits):
                 add("bank_card", match.start(), match.end())
     if "phone" in wanted:
-        for match in _PHONE.finditer(norm.text):
+        for match in _scan(_PHONE, text_n, runs, 4, 4):
             add("phone", match.start(), match.end())
     if "secret" in wanted:
-        for match in _SECRET_AFTER.finditer(norm.text):
+        stems = _stem_spans(text_n)
+        for match in _scan(_SECRET_AFTER, text_n, stems, 24, 100):
             keyword = match.group(0)[: match.start(1) - match.start()].strip().lower()
             add("secret", match.start(1), match.end(1), keyword)
-        for match in _SECRET_BEFORE.finditer(norm.text):
+        for match in _scan(_SECRET_BEFORE, text_n, stems, 100, 24):
             keyword = match.group(0)[match.end(1) - match.start() :].strip().lower()
             add("secret", match.start(1), match.end(1), keyword)
     return sorted(found, key=lambda finding: finding.start)
+
+
+def _scan(
+    pattern: re.Pattern[str], text: str, spans: list[tuple[int, int]], before: int, after: int
+) -> list[re.Match[str]]:
+    """Run ``pattern`` only in windows around ``spans`` (merged), so long texts stay cheap.
+
+    Lookbehinds still see the text before a window (``finditer``'s ``pos`` does not hide it).
+    """
+    if len(spans) > _MAX_WINDOWS:  # windows would cost more than one pass over the text
+        return list(pattern.finditer(text))
+    matches: list[re.Match[str]] = []
+    seen: set[tuple[int, int]] = set()
+    windows: list[list[int]] = []
+    for start, end in spans:
+        low, high = max(0, start - before), min(len(text), end + after)
+        if windows and low <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], high)
+        else:
+            windows.append([low, high])
+    for low, high in windows:
+        for match in pattern.finditer(text, low, high):
+            if match.span() not in seen:
+                seen.add(match.span())
+                matches.append(match)
+    return matches
+
+
+def _stem_spans(text: str) -> list[tuple[int, int]]:
+    """Where a secret keyword may be: cheap substring search on the lower-cased text."""
+    lowered = text.lower() if len(text.lower()) == len(text) else text
+    spans: list[tuple[int, int]] = []
+    for stem in _STEMS:
+        index = lowered.find(stem)
+        while index != -1:
+            spans.append((index, index + len(stem)))
+            index = lowered.find(stem, index + 1)
+    return sorted(spans)
 
 
 def find_pin(text: str, length: int = 6) -> str | None:
