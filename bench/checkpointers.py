@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.roundtrips import SENDS  # noqa: E402
 from graph.builder import build_graph  # noqa: E402
 from graph.checkpoint import sqlite_checkpointer  # noqa: E402
-from graph.checkpoint.redis import PlainRedisSaver  # noqa: E402
+from graph.checkpoint.plain_redis import PlainRedisSaver  # noqa: E402
 from state import Context  # noqa: E402
 from tests.services import RedisServer  # noqa: E402
 from tools.db import Database  # noqa: E402

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,14 +19,12 @@ from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
 from state import Context
-from tools.clock import TODAY_ENV
-from tools.db import DATA_DIR_ENV
-from tools.weather import WEATHER_URL_ENV
+from tools.settings import Settings, get_settings
 
 app = typer.Typer(help="Agent-Reach: an agent that understands, asks, acts and recovers.")
 console = Console()
 
-SCENARIOS: dict[str, tuple[str, str, list[str]]] = {
+DEMOS: dict[str, tuple[str, str, list[str]]] = {
     # name: (user, role, script)
     "delivery": (
         "u_10001",
@@ -110,9 +109,16 @@ User = Annotated[str, typer.Option("--user", help="The authenticated user id.")]
 Role = Annotated[str, typer.Option("--role", help="The user's role.")]
 
 
-def _use_data_dir(data_dir: Path | None) -> None:
+def _use_data_dir(data_dir: Path | None) -> Settings:
+    """Return the settings, pointed at ``--data-dir`` when given.
+
+    The checkpointer factory reads the settings from the environment, so the option is
+    also exported there before the settings are read once.
+    """
     if data_dir is not None:
-        os.environ[DATA_DIR_ENV] = str(data_dir)
+        os.environ["REACH_DATA_DIR"] = str(data_dir)
+        get_settings.cache_clear()
+    return get_settings()
 
 
 def _waiting_for_confirmation(app_graph, config: dict) -> bool:  # type: ignore[no-untyped-def]
@@ -136,28 +142,31 @@ def _run_turn(app_graph, text: str, thread: str, context: Context, trace: bool) 
 @app.command()
 def demo(
     scenario: Annotated[
-        str, typer.Option("--scenario", help=f"One of {', '.join(SCENARIOS)}, or all.")
+        str, typer.Option("--scenario", help=f"One of {', '.join(DEMOS)}, or all.")
     ] = "all",
     data_dir: DataDir = None,
 ) -> None:
     """Run scripted conversations, printing what each node decided."""
-    _use_data_dir(data_dir)
-    names = list(SCENARIOS) if scenario == "all" else [scenario]
-    unknown = [name for name in names if name not in SCENARIOS]
+    settings = _use_data_dir(data_dir)
+    names = list(DEMOS) if scenario == "all" else [scenario]
+    unknown = [name for name in names if name not in DEMOS]
     if unknown:
-        console.print(f"[red]unknown scenario {unknown[0]!r}; choose {', '.join(SCENARIOS)}[/red]")
+        console.print(f"[red]unknown scenario {unknown[0]!r}; choose {', '.join(DEMOS)}[/red]")
         raise typer.Exit(2)
-    fixed_today = os.environ.get(TODAY_ENV)
     server = None
-    if "weather" in names and not os.environ.get(WEATHER_URL_ENV):
+    if "weather" in names and "weather_url" not in settings.model_fields_set:
         server, url = start_demo_weather_server()
-        os.environ[WEATHER_URL_ENV] = url
+        settings = settings.model_copy(update={"weather_url": url})
     try:
-        agent = build_graph(checkpointer=make_checkpointer())
+        checkpointer = make_checkpointer()
         for name in names:
-            user, role, script = SCENARIOS[name]
-            if not fixed_today and name in DEMO_TODAY:
-                os.environ[TODAY_ENV] = DEMO_TODAY[name]
+            user, role, script = DEMOS[name]
+            today = settings.today
+            if today is None and name in DEMO_TODAY:
+                today = date.fromisoformat(DEMO_TODAY[name])
+            agent = build_graph(
+                checkpointer=checkpointer, settings=settings.model_copy(update={"today": today})
+            )
             thread = f"demo-{name}-{int(time.time() * 1000)}"
             context = Context(user_id=user, user_role=role)
             console.rule(f"{name} · thread {thread} · {user} ({role})")

@@ -7,6 +7,7 @@ ever deleted: a rollback or a fork adds a branch, and the abandoned steps stay i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
 from nodes.slot_filling import plan_tool_calls
+from nodes.tasks import Scenario, ScenarioSet
+from scenarios import SCENARIOS
 from state import Context
 
 
@@ -198,6 +201,7 @@ def fork(
     context: Context,
     *,
     run: bool = True,
+    scenarios: Sequence[Scenario] = SCENARIOS,
 ) -> dict[str, Any]:
     """Edit state at a checkpoint and run on from there, on a new branch.
 
@@ -210,8 +214,11 @@ def fork(
     if "slots" in update:
         merged = {**(snapshot.values.get("slots") or {}), **update["slots"]}
         intent = str(update.get("intent") or snapshot.values.get("intent") or "")
-        calls, missing = plan_tool_calls(intent, merged, str(snapshot.values.get("task_id") or ""))
-        update.update(pending_tool_calls=calls, missing_slots=missing)
+        task = ScenarioSet(scenarios).task(intent)
+        if task is not None:
+            task_id = str(snapshot.values.get("task_id") or "")
+            calls, missing = plan_tool_calls(task, merged, task_id)
+            update.update(pending_tool_calls=calls, missing_slots=missing)
         as_node = "slot_filling"
     new_config = app.update_state(snapshot.config, update, as_node=as_node)
     if not run:

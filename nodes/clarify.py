@@ -7,60 +7,66 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from nodes.common import protocol_message
-from nodes.prompts import intent_label, render
-from nodes.tasks import TASKS
+from nodes.common import Node, protocol_message
+from nodes.prompts import Voice
+from nodes.services import Services
+from nodes.tasks import ScenarioSet
 from state import AgentState, Context
 
 
-def clarify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Ask one specific question; the user's next message on the thread answers it."""
-    question = clarifying_question(state)
-    note = protocol_message(
-        state,
-        runtime,
-        role="assistant",
-        content=question,
-        confidence=state.get("confidence", 1.0),
-    )
-    return {"messages": [AIMessage(content=question)], "protocol": [note], "step_count": 1}
+def make_clarify_node(services: Services) -> Node:
+    """Build the node that asks one specific question."""
 
-
-def clarifying_question(state: AgentState) -> str:
-    """Choose the question: the missing slot if the task is known, else the intent."""
-    language = state.get("language", "zh")
-    intent = state.get("intent", "")
-    unsure = state.get("decision") == "clarify"
-    waiting = bool(state.get("missing_slots"))
-    if unsure and not waiting:
-        candidates = [c for c in state.get("intent_candidates") or [] if c in TASKS]
-        if len(candidates) >= 2:
-            return render(
-                "ask_between",
-                language,
-                first=intent_label(candidates[0], language),
-                second=intent_label(candidates[1], language),
-            )
-        return render("ask_intent", language)
-    missing = state.get("missing_slots") or []
-    invalid_id = (state.get("invalid_slots") or {}).get("passenger_id")
-    if invalid_id:
-        value, _, reason = invalid_id.partition(": ")
-        reasons = {"check digit does not match": ("校验位不正确", "wrong check digit")}
-        zh, en = reasons.get(reason, (reason, reason))
-        return render(
-            "invalid_passenger_id", language, value=value, reason=zh if language == "zh" else en
+    def clarify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Ask one question; the user's next message on the thread answers it."""
+        question = clarifying_question(state, services.catalog)
+        note = protocol_message(
+            state,
+            runtime,
+            role="assistant",
+            content=question,
+            confidence=state.get("confidence", 1.0),
         )
-    if "city" in missing:
-        return render("ask_city", language, task=intent_label(intent, language))
-    if missing and missing != ["order_id"]:
-        separator = "、" if language == "zh" else ", "
-        names = separator.join(render(f"slot_{name}", language) for name in missing)
-        return render("ask_slots", language, task=intent_label(intent, language), slots=names)
-    invalid = (state.get("invalid_slots") or {}).get("order_id")
-    if invalid:
-        value, _, _reason = invalid.partition(": ")
-        if value == "multiple":
-            return render("multiple_order_ids", language, value=_reason)
-        return render("invalid_order_id", language, value=value)
-    return render("ask_order_id", language, task=intent_label(intent, language))
+        return {"messages": [AIMessage(content=question)], "protocol": [note], "step_count": 1}
+
+    return clarify
+
+
+def clarifying_question(state: AgentState, scenarios: ScenarioSet) -> str:
+    """Choose the question: a bad value, the missing slot(s), or what the user means.
+
+    Everything said comes from the scenarios' wording: ``invalid.<slot>`` and
+    ``multiple.<slot>`` for a value that is not usable, ``ask.<slot>`` when one slot is
+    missing, ``slot.<slot>`` labels for several, and every task's label when the request
+    itself is unclear, so the question always offers all the agent can do.
+    """
+    voice = Voice(scenarios, state.get("language", "zh"))
+    intent = state.get("intent", "")
+    task = scenarios.task(intent)
+    missing = list(state.get("missing_slots") or [])
+    if task is None or (state.get("decision") == "clarify" and not missing):
+        return _ask_intent(state, scenarios, voice)
+    label = voice.label(intent)
+    invalid = state.get("invalid_slots") or {}
+    for name in task.required_slots:
+        if name not in invalid:
+            continue
+        value, _, reason = invalid[name].partition(": ")
+        if value == "multiple" and voice.text(f"multiple.{name}") is not None:
+            return voice.say(f"multiple.{name}", value=reason)
+        if value != "multiple" and voice.text(f"invalid.{name}") is not None:
+            shown_reason = voice.text(f"reason.{reason}") or reason
+            return voice.say(f"invalid.{name}", value=value, reason=shown_reason)
+    if len(missing) == 1 and voice.text(f"ask.{missing[0]}") is not None:
+        return voice.say(f"ask.{missing[0]}", task=label)
+    names = voice.join([voice.text(f"slot.{name}") or name for name in missing])
+    return voice.say("ask_slots", task=label, slots=names)
+
+
+def _ask_intent(state: AgentState, scenarios: ScenarioSet, voice: Voice) -> str:
+    candidates = [c for c in state.get("intent_candidates") or [] if scenarios.task(c)]
+    if len(candidates) >= 2:
+        return voice.say(
+            "ask_between", first=voice.label(candidates[0]), second=voice.label(candidates[1])
+        )
+    return voice.say("ask_intent", tasks=voice.join([voice.label(i) for i in scenarios.intents]))

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.messages import AnyMessage, HumanMessage
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from state import AgentState, Context, ProtocolMessage
+from state import AgentState, Context, ProtocolMessage, ToolResult
 from tools.guards import TaskHistory
+from tools.permissions import ROLES
 from tools.registry import ToolContext
+
+if TYPE_CHECKING:
+    from nodes.services import Services
 
 EPHEMERAL_SESSION = "ephemeral"
 
@@ -30,22 +37,71 @@ def session_id(runtime: Runtime[Context] | None) -> str:
 
 
 def context_of(runtime: Runtime[Context] | None) -> Context:
-    """Return the trusted runtime context, or an anonymous customer when none was given."""
+    """Return the trusted caller: the authenticated user when served, else the given context.
+
+    Under ``langgraph dev`` (or any LangGraph server with ``graph/auth.py``) the server puts
+    the verified token's user in ``configurable.langgraph_auth_user``; identity (``user_id``,
+    ``user_role``) then comes only from there, and whatever identity the client wrote into its
+    run ``context`` is ignored, since any caller can write anything there. Other settings in
+    the context (model, endpoint) are still honoured. In-process ``build_graph`` callers have
+    no authenticated user and keep passing identity in ``Context``.
+    """
     context = getattr(runtime, "context", None)
     if isinstance(context, Context):
-        return context
-    if isinstance(context, dict):
+        given = context
+    elif isinstance(context, dict):
         known = {key: value for key, value in context.items() if key in Context.__annotations__}
-        return Context(**known)
-    return Context()
+        given = Context(**known)
+    else:
+        given = Context()
+    authenticated = _authenticated_user()
+    if authenticated is None:
+        return given
+    user_id, role = authenticated
+    return dataclasses.replace(given, user_id=user_id, user_role=role)
+
+
+def _authenticated_user() -> tuple[str, str] | None:
+    """Return ``(user_id, role)`` of the server-authenticated caller, if this run has one."""
+    try:
+        config = get_config()
+    except RuntimeError:  # not inside a runnable (a plain function call, a unit test)
+        return None
+    user = (config.get("configurable") or {}).get("langgraph_auth_user")
+    if user is None:
+        return None
+    identity = _user_field(user, "identity")
+    if not identity:
+        # A server user without an identity must not fall back to the client's claim.
+        return ("anonymous", "customer")
+    role = _user_field(user, "role")
+    return (str(identity), str(role) if role in ROLES else "customer")
+
+
+def _user_field(user: Any, name: str) -> Any:
+    """Read a field of the server's user object (a proxy object or, once stored, a dict)."""
+    if isinstance(user, Mapping):
+        return user.get(name)
+    getter = getattr(user, "get", None)
+    if callable(getter):
+        try:
+            value = getter(name)
+        except (TypeError, KeyError):
+            value = None
+        if value is not None:
+            return value
+    try:
+        return getattr(user, name, None)
+    except Exception:  # noqa: BLE001 - a proxy may raise anything for a missing attribute
+        return None
 
 
 def tool_context(
     runtime: Runtime[Context] | None,
+    services: Services,
     *,
     task_id: str,
-    resources: Any,
-    results: list[dict[str, Any]],
+    results: Sequence[ToolResult],
     step_count: int = 0,
 ) -> ToolContext:
     """Build what a tool call may know: the trusted caller, the thread, the task so far."""
@@ -55,8 +111,9 @@ def tool_context(
         user_role=context.user_role,
         session_id=session_id(runtime),
         task_id=task_id,
-        resources=resources,
-        history=TaskHistory.from_results(results, step_count),
+        resources=services.database,
+        history=TaskHistory.from_results(list(results), step_count),
+        settings=services.settings,
     )
 
 

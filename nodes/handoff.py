@@ -7,25 +7,30 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from nodes.common import protocol_message
-from nodes.prompts import intent_label, render
+from nodes.common import Node, protocol_message
+from nodes.prompts import Voice
+from nodes.services import Services
 from state import AgentState, Context
 
 
-def handoff(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Tell the user the service is unavailable and that a human takes over."""
-    language = state.get("language", "zh")
-    error = state.get("error") or {}
-    task = intent_label(state.get("intent", ""), language)
-    name = "unknown_outcome" if error.get("status") == "unknown" else "handoff"
-    text = render(name, language, task=task)
-    note = protocol_message(
-        state,
-        runtime,
-        role="assistant",
-        content=text,
-        error=f"handoff: {error.get('tool')} {error.get('status')} after "
-        f"{state.get('retry_count', 0)} retries",
-        handoff={"to": "human", "reason": error.get("error_type") or "system"},
-    )
-    return {"messages": [AIMessage(content=text)], "protocol": [note], "step_count": 1}
+def make_handoff_node(services: Services) -> Node:
+    """Build the node that tells the user a human takes over."""
+
+    def handoff(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Say the service is unavailable (or the outcome unknown) and that a human takes over."""
+        voice = Voice(services.catalog, state.get("language", "zh"))
+        error = state.get("error") or {}
+        name = "unknown_outcome" if error.get("status") == "unknown" else "handoff"
+        text = voice.say(name, task=voice.label(state.get("intent", "")))
+        note = protocol_message(
+            state,
+            runtime,
+            role="assistant",
+            content=text,
+            error=f"handoff: {error.get('tool')} {error.get('status')} after "
+            f"{state.get('retry_count', 0)} retries",
+            handoff={"to": "human", "reason": error.get("error_type") or "system"},
+        )
+        return {"messages": [AIMessage(content=text)], "protocol": [note], "step_count": 1}
+
+    return handoff

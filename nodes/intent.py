@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from nodes.common import (
@@ -15,17 +17,20 @@ from nodes.common import (
     protocol_message,
     session_id,
 )
+from nodes.confirmation import read_decisions
+from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.tasks import UNKNOWN
-from state import AgentState, Context, Overwrite
+from nodes.understanding import IntentResult
+from state import AgentState, Context, Overwrite, PendingConfirmation, SuspendedTask
 
 MAX_SUSPENDED = 3
 _RESUME = re.compile(r"继续|接着|回到刚才|刚才那个|go back|continue|resume", re.IGNORECASE)
 
 
 def _resumable(
-    suspended: list[dict[str, Any]], intent: str, confident: bool, text: str
-) -> dict[str, Any] | None:
+    suspended: list[SuspendedTask], intent: str, confident: bool, text: str
+) -> SuspendedTask | None:
     """Return the set-aside task this message returns to, if any (the latest first)."""
     for task in reversed(suspended):
         if confident and task["intent"] == intent:
@@ -49,7 +54,12 @@ def make_intent_node(services: Services) -> Node:
         """
         message = latest_user_message(state)
         text = message_text(message)
-        result = services.understanding.classify(text)
+        result = services.understand.classify(text)
+        awaiting = state.get("awaiting")
+        if awaiting:
+            answered = _answer_to_pending(services, state, runtime, awaiting, text, result)
+            if answered is not None:
+                return answered
         pending_intent = state.get("intent")
         waiting = bool(state.get("missing_slots")) and pending_intent not in (None, UNKNOWN)
         confident = result.confidence >= services.confidence_threshold
@@ -64,7 +74,11 @@ def make_intent_node(services: Services) -> Node:
             "retry_count": 0,
             "error": None,
             "pending_tool_calls": [],
+            "awaiting": None,
+            "answer": None,
         }
+        if awaiting:  # a new request: the pending action is set aside, unrun, and said so
+            update["messages"] = set_aside_messages(state, services)
         suspended = list(state.get("suspended_tasks") or [])
         resumed = None if continues else _resumable(suspended, result.intent, confident, text)
         if continues:
@@ -74,8 +88,8 @@ def make_intent_node(services: Services) -> Node:
             if waiting:  # set the unfinished task aside, to come back to
                 suspended.append(
                     {
-                        "intent": pending_intent,
-                        "task_id": state.get("task_id"),
+                        "intent": str(pending_intent),
+                        "task_id": state.get("task_id", ""),
                         "slots": dict(state.get("slots") or {}),
                         "missing_slots": list(state.get("missing_slots") or []),
                     }
@@ -118,3 +132,70 @@ def make_intent_node(services: Services) -> Node:
         return update
 
     return intent
+
+
+def _answer_to_pending(
+    services: Services,
+    state: AgentState,
+    runtime: Runtime[Context],
+    awaiting: PendingConfirmation,
+    text: str,
+    result: IntentResult,
+) -> dict[str, Any] | None:
+    """Read a typed message on a thread waiting for a confirmation.
+
+    A yes, a no or a correction of a detail answers the pending action (the acting node
+    uses it instead of pausing again); an unclear message asks again. A new request sets the
+    pending action aside, unrun, and says so (``None``: the caller starts the new task).
+    """
+    language = state.get("language", "zh")
+    task = services.catalog.task(awaiting["intent"])
+    decisions = read_decisions(text, 1)
+    correction = (
+        task is not None
+        and decisions is None
+        and bool(services.understand.extract_slots(text, task.intent).slots)
+    )
+    new_request = (
+        decisions is None
+        and not correction
+        and result.intent not in (UNKNOWN, awaiting["intent"])
+        and result.confidence >= services.confidence_threshold
+    )
+    voice = Voice(services.catalog, language)
+    if new_request:
+        return None
+    note = protocol_message(state, runtime, role="user", content=text, confidence=1.0)
+    update: dict[str, Any] = {"decision": "confirm", "step_count": 1, "protocol": [note]}
+    if decisions is not None or correction:
+        update["answer"] = text
+        return update
+    again = f"{voice.say('confirm_again')}\n{awaiting['question']}"
+    update["messages"] = [AIMessage(content=again)]
+    update["answer"] = None
+    return update
+
+
+def set_aside_messages(state: AgentState, services: Services) -> list[Any]:
+    """Close a pending action the user moved on from: its calls answered as not run."""
+    awaiting = state.get("awaiting")
+    if not awaiting:
+        return []
+    voice = Voice(services.catalog, state.get("language", "zh"))
+    out: list[Any] = []
+    answered = {m.tool_call_id for m in state.get("messages") or [] if isinstance(m, ToolMessage)}
+    for message in reversed(state.get("messages") or []):
+        if isinstance(message, AIMessage) and message.tool_calls:
+            for call in message.tool_calls:
+                if call["id"] not in answered:
+                    out.append(
+                        ToolMessage(
+                            content=json.dumps({"status": "rejected", "message": "not run"}),
+                            tool_call_id=call["id"],
+                            name=call["name"],
+                            status="error",
+                        )
+                    )
+            break
+    out.append(AIMessage(content=voice.say("set_aside", task=voice.label(awaiting["intent"]))))
+    return out

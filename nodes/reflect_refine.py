@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from nodes.common import Node, latest_user_message, message_text, protocol_message
 from nodes.services import Services
 from nodes.tasks import UNKNOWN
-from state import AgentState, Context
+from state import AgentState, Context, ToolResult
 
 
 def make_reflect_refine_node(services: Services) -> Node:
@@ -34,7 +34,7 @@ def make_reflect_refine_node(services: Services) -> Node:
 def _after_tool_failure(
     state: AgentState,
     runtime: Runtime[Context],
-    error: dict[str, Any],
+    error: ToolResult,
 ) -> dict[str, Any]:
     retries = state.get("retry_count", 0) + 1
     note = protocol_message(
@@ -59,7 +59,7 @@ def _refine_intent(
 ) -> dict[str, Any]:
     text = message_text(latest_user_message(state))
     pending = state.get("intent")
-    refined = services.understanding.reconsider(
+    refined = services.understand.reconsider(
         text,
         pending_intent=pending if state.get("missing_slots") else None,
         missing_slots=list(state.get("missing_slots") or []),

@@ -1,10 +1,15 @@
-"""Routers: each reads state and names the next node. No router changes state."""
+"""Routers: each reads state and names the next node. No router changes state.
+
+Which intents exist, and which sub-agent carries a task out, come from the scenarios; the
+builder binds them with ``functools.partial``. A sub-agent's node is named after the agent,
+so a router returns its name (a ``str``) besides the generic nodes' literal names.
+"""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from nodes.tasks import TASKS
+from nodes.tasks import ScenarioSet
 from state import AgentState
 
 USER_FACING = frozenset({"user_fixable", "validation", "not_found", "permission_denied"})
@@ -15,16 +20,22 @@ MAX_TASK_STEPS = 25
 
 
 def route_after_intent(
-    state: AgentState, *, threshold: float = 0.6
-) -> Literal["reflect_refine", "slot_filling"]:
-    """Send an unsure or unknown intent to reflect-refine, a clear one to slot filling."""
-    if state.get("confidence", 0.0) < threshold or state.get("intent") not in TASKS:
+    state: AgentState, *, scenarios: ScenarioSet, threshold: float = 0.6
+) -> Literal["reflect_refine", "slot_filling", "tool"] | str:
+    """Send an unsure or unknown intent to reflect-refine, a clear one to slot filling.
+
+    A message that answers a pending confirmation goes back to the node that asked.
+    """
+    awaiting = state.get("awaiting")
+    if state.get("decision") == "confirm" and awaiting:
+        return awaiting["node"]
+    if state.get("confidence", 0.0) < threshold or scenarios.task(state.get("intent")) is None:
         return "reflect_refine"
     return "slot_filling"
 
 
 def route_after_reflect(
-    state: AgentState,
+    state: AgentState, *, scenarios: ScenarioSet
 ) -> Literal["slot_filling", "tool", "clarify", "handoff"]:
     """Act on reflect-refine's decision."""
     decision = state.get("decision")
@@ -32,41 +43,44 @@ def route_after_reflect(
         return "handoff"
     if decision == "retry":
         return "tool"
-    if decision == "continue" and state.get("intent") in TASKS:
+    if decision == "continue" and scenarios.task(state.get("intent")) is not None:
         return "slot_filling"
     if decision == "handoff":
         return "handoff"
     return "clarify"
 
 
-def route_after_slots(
-    state: AgentState,
-) -> Literal["clarify", "tool", "finance", "appointment"]:
-    """Ask for missing slots; once all are known, run the tool or the task's own agent."""
+def route_after_slots(state: AgentState) -> Literal["clarify", "propose"]:
+    """Ask for missing slots; once all are known, say what is about to happen."""
     if state.get("missing_slots") or not state.get("pending_tool_calls"):
         return "clarify"
-    spec = TASKS.get(state.get("intent", ""))
-    if spec is not None and spec.agent == "finance":
-        return "finance"
-    if spec is not None and spec.agent == "appointment":
-        return "appointment"
+    return "propose"
+
+
+def route_after_propose(state: AgentState, *, scenarios: ScenarioSet) -> Literal["tool"] | str:
+    """Run the tool, or hand the task to its own agent."""
+    task = scenarios.task(state.get("intent"))
+    if task is not None and task.agent is not None and task.agent in scenarios.agents:
+        return task.agent
     return "tool"
 
 
 def route_after_tool(
-    state: AgentState, *, max_retries: int = 2
-) -> Literal["reply", "reflect_refine", "handoff", "tool", "finance"]:
+    state: AgentState, *, scenarios: ScenarioSet, max_retries: int = 2
+) -> Literal["reply", "reflect_refine", "handoff", "propose"] | str:
     """Reply on success, a user-fixable failure or a declined action; else retry or hand over.
 
-    Transient failures go back through reflect-refine while retries remain.
+    Transient failures go back through reflect-refine while retries remain; a result that
+    names another agent (``data.handoff``) goes to that agent.
     """
     if state.get("decision") == "revise":
-        return "tool"  # the user corrected a detail instead of confirming: ask again
+        return "propose"  # the user corrected a detail instead of confirming: ask again
     error = state.get("error")
     if not error:
         return "reply"
-    if (error.get("data") or {}).get("handoff") == "finance":
-        return "finance"  # not this agent's to do: the finance agent decides
+    handoff_to = (error.get("data") or {}).get("handoff")
+    if handoff_to in scenarios.agents:
+        return str(handoff_to)  # not this agent's to do: that agent decides
     error_type = error.get("error_type")
     if error_type in USER_FACING or (error_type is None and error.get("status") == "rejected"):
         return "reply"
@@ -75,7 +89,7 @@ def route_after_tool(
     if error.get("retryable") and state.get("retry_count", 0) < max_retries:
         if state.get("step_count", 0) < MAX_TASK_STEPS:
             return "reflect_refine"
-    spec = TASKS.get(state.get("intent", ""))
-    if spec is not None and not spec.handoff_on_failure:
+    task = scenarios.task(state.get("intent"))
+    if task is not None and not task.handoff_on_failure:
         return "reply"  # say it is unavailable; no human needed for a weather report
     return "handoff"

@@ -3,57 +3,157 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
+from functools import cached_property
 
+from redis import Redis
+
+from nodes.tasks import Scenario, ScenarioSet
 from nodes.understanding import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, Understanding
-from tools.catalog import default_executor, default_registry, finance_registry
-from tools.db import Database
-from tools.executor import ActionExecutor
-from tools.registry import ToolRegistry
+from tools.admission import RedisAdmission
+from tools.audit import AuditLog
+from tools.db import Database, data_dir
+from tools.executor import ActionExecutor, ExecutorSettings
+from tools.guards import CircuitBreakers, RateLimiter
+from tools.permissions import Permissions
+from tools.registry import ToolCard, ToolRegistry
+from tools.settings import Settings, get_settings
+from tools.stores import MemoryResultCache, SQLiteIdempotencyStore
+
+MAIN_AGENT = "main"
+"""The registry and executor of the conversation's own tools (sub-agents have their own)."""
+
+
+def default_executor(
+    registry: ToolRegistry,
+    settings: Settings | None = None,
+    executor_settings: ExecutorSettings | None = None,
+) -> ActionExecutor:
+    """Build the executor with the configured stores.
+
+    With ``redis_url`` set, idempotency records, cached results and rate-limit counters are
+    shared in Redis (two round trips per call); otherwise idempotency is in SQLite in the
+    data directory and the rest in-process. The audit trail goes to ``audit.jsonl`` in the
+    data directory.
+    """
+    settings = settings or get_settings()
+    retention = settings.idempotency_retention_s
+    audit = AuditLog(data_dir(settings) / "audit.jsonl")
+    if settings.redis_url:
+        return ActionExecutor(
+            registry,
+            admission=RedisAdmission(Redis.from_url(settings.redis_url), retention_s=retention),
+            breakers=CircuitBreakers(),
+            audit=audit,
+            settings=executor_settings,
+        )
+    return ActionExecutor(
+        registry,
+        idempotency=SQLiteIdempotencyStore(
+            data_dir(settings) / "executor.db", retention_s=retention
+        ),
+        cache=MemoryResultCache(),
+        rate_limiter=RateLimiter(),
+        breakers=CircuitBreakers(),
+        audit=audit,
+        settings=executor_settings,
+    )
 
 
 @dataclass(kw_only=True)
 class Services:
-    """Understanding, tools and data for one compiled graph."""
+    """Scenarios, understanding, tools and data for one compiled graph."""
 
-    understanding: Understanding = field(default_factory=RuleBasedUnderstanding)
-    """Intent and slot recognition (rule-based offline)."""
-    registry: ToolRegistry = field(default_factory=default_registry)
-    """The tool cards the executor may run."""
-    database_factory: Callable[[], Database] = Database.default
+    scenarios: ScenarioSet | Sequence[Scenario]
+    """The capabilities this graph serves."""
+    settings: Settings = field(default_factory=get_settings)
+    """Configuration, read once."""
+    understanding: Understanding | None = None
+    """Intent and slot recognition; rule-based over the scenarios' cues when omitted."""
+    registry: ToolRegistry | None = None
+    """The main agent's tool cards; built from the scenarios when omitted."""
+    database_factory: Callable[[], Database] | None = None
     """Opens the business database on first use, so importing the graph touches no file."""
     executor_factory: Callable[[ToolRegistry], ActionExecutor] = default_executor
-    """Builds the action executor and its stores on first use."""
+    """Builds an action executor and its stores on first use."""
     max_tool_retries: int = 2
     """Retries of a transiently failing idempotent tool before handing over to a human."""
     confidence_threshold: float = CONFIDENCE_THRESHOLD
     """Below this, the intent goes to reflect-refine."""
     _database: Database | None = field(default=None, init=False, repr=False)
-    _executor: ActionExecutor | None = field(default=None, init=False, repr=False)
-    _finance_executor: ActionExecutor | None = field(default=None, init=False, repr=False)
+    _executors: dict[str, ActionExecutor] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        """Index the scenarios and fill in what was not given from them."""
+        if not isinstance(self.scenarios, ScenarioSet):
+            self.scenarios = ScenarioSet(self.scenarios)
+        if self.understanding is None:
+            self.understanding = RuleBasedUnderstanding(self.scenarios, today=self.today)
+        if self.registry is None:
+            self.registry = self.registry_of(self.scenarios.cards())
+
+    @property
+    def catalog(self) -> ScenarioSet:
+        """The scenarios, indexed (typed for callers; ``scenarios`` is one after init)."""
+        assert isinstance(self.scenarios, ScenarioSet)
+        return self.scenarios
+
+    @property
+    def understand(self) -> Understanding:
+        """The recognizer (always set after init)."""
+        assert self.understanding is not None
+        return self.understanding
+
+    @property
+    def tools(self) -> ToolRegistry:
+        """The main agent's registry (always set after init)."""
+        assert self.registry is not None
+        return self.registry
+
+    @cached_property
+    def permissions(self) -> Permissions:
+        """Role grants merged over the scenarios."""
+        return Permissions.merged(self.catalog.grants())
+
+    def registry_of(self, cards: Sequence[ToolCard]) -> ToolRegistry:
+        """Build a registry of ``cards`` under the scenarios' grants."""
+        registry = ToolRegistry(permissions=self.permissions)
+        for card in cards:
+            registry.register(card)
+        return registry
+
+    def today(self) -> date:
+        """Return the business date: the configured one in demos and tests, else today."""
+        return self.settings.today or date.today()
 
     @property
     def database(self) -> Database:
         """Return the business database, opening it on first use."""
         with self._lock:
             if self._database is None:
-                self._database = self.database_factory()
+                if self.database_factory is not None:
+                    self._database = self.database_factory()
+                else:
+                    seeds = [s.seed for s in self.catalog.scenarios if s.seed is not None]
+                    path = data_dir(self.settings) / "business.db"
+                    self._database = Database(path, seeds=seeds)
             return self._database
 
     @property
     def executor(self) -> ActionExecutor:
-        """Return the action executor, building it on first use."""
-        with self._lock:
-            if self._executor is None:
-                self._executor = self.executor_factory(self.registry)
-            return self._executor
+        """Return the main agent's action executor, building it on first use."""
+        return self.executor_for(MAIN_AGENT)
 
-    @property
-    def finance_executor(self) -> ActionExecutor:
-        """Return the finance agent's executor: its own tools, which the main agent lacks."""
+    def executor_for(self, agent: str) -> ActionExecutor:
+        """Return an agent's executor over its own tools, building it on first use."""
         with self._lock:
-            if self._finance_executor is None:
-                self._finance_executor = self.executor_factory(finance_registry())
-            return self._finance_executor
+            if agent not in self._executors:
+                if agent == MAIN_AGENT:
+                    registry = self.tools
+                else:
+                    registry = self.registry_of(self.catalog.agent_cards.get(agent, ()))
+                self._executors[agent] = self.executor_factory(registry)
+            return self._executors[agent]

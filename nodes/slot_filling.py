@@ -10,9 +10,12 @@ from langgraph.runtime import Runtime
 
 from nodes.common import Node, context_of, latest_user_message, message_text, protocol_message
 from nodes.services import Services
-from nodes.tasks import TASKS
-from state import AgentState, Context
+from nodes.tasks import TaskSpec
+from state import AgentState, Context, ToolCall
 from tools.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
+
+MASKED_SUFFIX = "_masked"
+"""``<slot>_masked`` holds what a person may be shown of a vaulted slot."""
 
 
 def make_slot_filling_node(services: Services) -> Node:
@@ -20,12 +23,14 @@ def make_slot_filling_node(services: Services) -> Node:
 
     def slot_filling(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
         """Merge this message's slots into the task's; list what is still missing."""
-        intent = state.get("intent", "")
+        task = services.catalog.task(state.get("intent"))
+        if task is None:  # routers never send an unknown intent here; be safe anyway
+            return {"missing_slots": [], "pending_tool_calls": [], "step_count": 1}
         text = message_text(latest_user_message(state))
-        found = services.understanding.extract_slots(text, intent)
-        new_slots = vault_identity(found.slots, services, context_of(runtime).user_id)
+        found = services.understand.extract_slots(text, task.intent)
+        new_slots = vault_sensitive(task, found.slots, services, context_of(runtime).user_id)
         slots = {**(state.get("slots") or {}), **new_slots}
-        calls, missing = plan_tool_calls(intent, slots, state.get("task_id", ""))
+        calls, missing = plan_tool_calls(task, slots, state.get("task_id", ""))
         note = protocol_message(
             state,
             runtime,
@@ -52,41 +57,56 @@ def make_slot_filling_node(services: Services) -> Node:
     return slot_filling
 
 
-def vault_identity(slots: dict[str, Any], services: Services, user_id: str) -> dict[str, Any]:
-    """Swap an ID number or a PIN for a vault token, so state never holds it."""
+def vault_sensitive(
+    task: TaskSpec, slots: dict[str, Any], services: Services, user_id: str
+) -> dict[str, Any]:
+    """Swap the task's sensitive slots for vault tokens, so state never holds them."""
     out = dict(slots)
     vault = IdentityVault(services.database)
-    number = slots.get("passenger_id")
-    if number and not str(number).startswith(TOKEN_PREFIX):
-        out["passenger_id"] = vault.store(user_id, str(number))
-        out["passenger_id_masked"] = mask_id_card(str(number))
-    pin = slots.get("pin")
-    if pin and not str(pin).startswith(TOKEN_PREFIX):
-        out["pin"] = vault.store(user_id, str(pin), masked="******")
-        out["pin_masked"] = "******"
+    for name in task.sensitive_slots:
+        value = slots.get(name)
+        if value and not str(value).startswith(TOKEN_PREFIX):
+            masked = mask_secret(str(value))
+            out[name] = vault.store(user_id, str(value), masked=masked)
+            out[f"{name}{MASKED_SUFFIX}"] = masked
     return out
 
 
+def mask_secret(value: str) -> str:
+    """Mask a vaulted value: an ID number keeps its region and last four, anything else none."""
+    if len(value) == 18:
+        return mask_id_card(value)
+    return "*" * len(value)
+
+
+def display_values(slots: dict[str, Any]) -> dict[str, str]:
+    """Map each vault token in ``slots`` to its masked form, for showing to a person."""
+    return {
+        str(value): str(slots[f"{name}{MASKED_SUFFIX}"])
+        for name, value in slots.items()
+        if f"{name}{MASKED_SUFFIX}" in slots
+    }
+
+
 def plan_tool_calls(
-    intent: str, slots: dict[str, Any], task_id: str
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """Plan the intent's tool call from the slots; return (calls, missing slots).
+    task: TaskSpec, slots: dict[str, Any], task_id: str
+) -> tuple[list[ToolCall], list[str]]:
+    """Plan the task's tool call from the slots; return (calls, missing slots).
 
     Nothing is planned while a required slot is missing: a value is never made up.
     """
-    spec = TASKS[intent]
-    missing = [name for name in spec.required_slots if name not in slots]
+    missing = [name for name in task.required_slots if name not in slots]
     if missing:
         return [], missing
-    parameters = {name: slots[name] for name in spec.required_slots}
-    calls = [
+    parameters = {name: slots[name] for name in task.required_slots}
+    calls: list[ToolCall] = [
         {
-            "id": _call_id(task_id, spec.tool, parameters),
-            "name": spec.tool,
+            "id": _call_id(task_id, task.tool, parameters),
+            "name": task.tool,
             "parameters": parameters,
         }
     ]
-    for slot, tool in spec.on_request:  # asked-for extras, such as a notification
+    for slot, tool in task.on_request:  # asked-for extras, such as a notification
         if slots.get(slot):
             extra = {**parameters, "channel": slots[slot]}
             calls.append({"id": _call_id(task_id, tool, extra), "name": tool, "parameters": extra})

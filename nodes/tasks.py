@@ -1,76 +1,262 @@
-"""What each intent needs: its required slots and the tool that fulfils it."""
+"""The scenario contract: everything a capability brings, declared in one place.
+
+A scenario folder exports ``SCENARIO``, a ``Scenario``: its tasks, tool cards, role grants,
+rule cues, slot extractor, wording and result describers, and optionally sub-agents and seed
+data. The generic nodes read a ``ScenarioSet`` built from the scenarios a graph was given and
+never name an intent, slot or tool themselves, so adding a tool touches one folder and a new
+scenario is one new folder.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from graphlib import TopologicalSorter
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from nodes.common import Node
+    from nodes.services import Services
+    from state import AgentState, ToolResult
+    from tools.registry import ToolCard
 
 UNKNOWN = "UNKNOWN"
+LANGUAGES = ("zh", "en")
+
+Text = Mapping[str, str]
+"""One sentence in each language: ``{"zh": ..., "en": ...}``."""
+Wording = Mapping[str, Text]
+"""Sentences by key. Conventions the generic nodes read:
+
+- ``intent.<INTENT>``: how the task is named to the user ("查询订单状态");
+- ``ask.<slot>``: the question when only that slot is missing (may use ``{task}``);
+- ``slot.<slot>``: the slot's name in a list of missing details;
+- ``invalid.<slot>`` / ``multiple.<slot>``: a value that is not usable (``{value}``,
+  ``{reason}``) or several candidates (``{value}``);
+- ``reason.<code>``: a reason code of an invalid value, said to the user.
+Every other key is the scenario's own, used by its describers and agents.
+"""
+
+Cues = tuple[tuple[str, float], ...]
+"""Rule cues of one intent: (lower-case substring, weight)."""
 
 
 @dataclass(frozen=True)
+class SlotResult:
+    """Slot values found in one message."""
+
+    slots: dict[str, Any] = field(default_factory=dict)
+    """Valid values by slot name."""
+    invalid: dict[str, str] = field(default_factory=dict)
+    """Slot name → ``"<value>: <reason>"`` for a value the user gave that is not usable."""
+
+
+class SlotExtractor(Protocol):
+    """Finds a task's slots in a message; never invents a value."""
+
+    def __call__(self, text: str, intent: str, *, today: date) -> SlotResult:
+        """Return the slots of ``intent`` present in ``text``."""
+        ...
+
+
+Support = Callable[[str], Iterable[tuple[str, float, str]]]
+"""Entities in a message that support intents: yields (intent, weight, evidence label)."""
+
+
+class Speaker(Protocol):
+    """Wording in the user's language, as describers and agents need it."""
+
+    @property
+    def language(self) -> str:
+        """``zh`` or ``en``."""
+        ...
+
+    def say(self, key: str, **values: Any) -> str:
+        """Fill the sentence ``key`` (scenario wording first, then the generic prompts)."""
+        ...
+
+    def label(self, intent: str) -> str:
+        """Name an intent for the user."""
+        ...
+
+
+class Describer(Protocol):
+    """Says what one tool result means for the user."""
+
+    def __call__(self, result: ToolResult, state: AgentState, speaker: Speaker) -> str:
+        """Return the sentence."""
+        ...
+
+
+AgentFactory = Callable[["Services"], "Node"]
+"""Builds a sub-agent node (a compiled subgraph behind a hand-off node)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class TaskSpec:
     """How the graph serves one intent."""
 
     intent: str
     """The intent label."""
     tool: str
-    """The tool that fulfils it."""
+    """The tool (or, with ``agent``, the final tool of the agent's chain) that fulfils it."""
     required_slots: tuple[str, ...]
     """Slots that must be known before the tool runs."""
-    handoff_on_failure: bool = True
-    """When the tool keeps failing, hand over to a human (orders, money) or just say so."""
-    order_related: bool = True
-    """Order words and order numbers count as evidence for this intent."""
-    agent: str = "customer_service"
-    """Which agent carries the task out: the finance agent has tools the main one lacks."""
+    sensitive_slots: tuple[str, ...] = ()
+    """Slots kept in the identity vault: state holds a token and a masked form only."""
     on_request: tuple[tuple[str, str], ...] = ()
     """(slot, tool): a tool added to the plan only when the user asked for it (the slot)."""
+    handoff_on_failure: bool = True
+    """When the tool keeps failing, hand over to a human (orders, money) or just say so."""
+    agent: str | None = None
+    """The sub-agent that carries the task out; ``None``: the generic tool node."""
 
 
-TASKS: dict[str, TaskSpec] = {
-    spec.intent: spec
-    for spec in (
-        TaskSpec(
-            "CHECK_ORDER_STATUS",
-            "query_order_status",
-            ("order_id",),
-            on_request=(("notify", "send_notification"),),
-        ),
-        TaskSpec("REQUEST_REFUND", "request_refund", ("order_id",)),
-        TaskSpec("URGE_DELIVERY", "urge_delivery", ("order_id",)),
-        TaskSpec(
-            "QUERY_WEATHER",
-            "query_weather",
-            ("city",),
-            handoff_on_failure=False,
-            order_related=False,
-        ),
-        TaskSpec(
-            "BOOK_FLIGHT",
-            "book_flight_ticket",
-            ("origin", "destination", "departure_date", "passenger_name", "passenger_id"),
-            order_related=False,
-        ),
-        TaskSpec(
-            "TRANSFER_MONEY",
-            "execute_transfer",
-            ("to_account", "amount_cents", "pin"),
-            order_related=False,
-            agent="finance",
-        ),
-        TaskSpec(
-            "BOOK_APPOINTMENT",
-            "book_appointment",
-            ("department", "day"),
-            order_related=False,
-            agent="appointment",
-        ),
-        TaskSpec(
-            "QUERY_SALES",
-            "query_sales_report",
-            ("question",),
-            handoff_on_failure=False,
-            order_related=False,
-        ),
-    )
-}
+@dataclass(frozen=True)
+class Seed:
+    """Demo schema and rows a scenario adds to the business database."""
+
+    schema: str
+    """``CREATE TABLE IF NOT EXISTS`` statements."""
+    rows: Callable[[sqlite3.Connection], None]
+    """Inserts the demo rows; runs once, when the database is first created."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    """One capability: its tasks, tools, grants, understanding data, wording and agents."""
+
+    name: str
+    """Short name: ``delivery``, ``weather`` ..."""
+    tasks: tuple[TaskSpec, ...]
+    """The intents it serves."""
+    cards: tuple[ToolCard, ...]
+    """Tool cards for the main agent's registry."""
+    grants: Mapping[str, frozenset[str]]
+    """Role → the permissions this scenario's tools need (``domain:action``)."""
+    cues: Mapping[str, Cues]
+    """Intent → weighted rule cues."""
+    extract: SlotExtractor
+    """The slot extractor for its intents."""
+    wording: Wording
+    """Its sentences, zh and en (see ``Wording`` for the keys the generic nodes read)."""
+    describe: Mapping[str, Describer]
+    """Tool → describer of its results."""
+    support: Support | None = None
+    """Entities that support its intents (an order number, a city, an account)."""
+    topic_cues: tuple[str, ...] = ()
+    """Words about the scenario in general: they raise each of its intents equally."""
+    agents: Mapping[str, AgentFactory] = field(default_factory=dict)
+    """Sub-agents by node name; each becomes one node of the graph."""
+    agent_cards: Mapping[str, tuple[ToolCard, ...]] = field(default_factory=dict)
+    """Agent name → the tools only that agent has (its own registry)."""
+    seed: Seed | None = None
+    """Demo schema and rows."""
+
+
+class ScenarioSet:
+    """The scenarios one graph serves, indexed for the generic nodes."""
+
+    def __init__(self, scenarios: Sequence[Scenario]) -> None:
+        """Index ``scenarios``; names, intents, tools and agents must be unique."""
+        self.scenarios = tuple(scenarios)
+        self.tasks: dict[str, TaskSpec] = {}
+        self.scenario_of: dict[str, Scenario] = {}
+        self.describers: dict[str, Describer] = {}
+        self.agents: dict[str, AgentFactory] = {}
+        self.agent_cards: dict[str, tuple[ToolCard, ...]] = {}
+        names: set[str] = set()
+        for scenario in self.scenarios:
+            _unique(names, scenario.name, "scenario")
+            for task in scenario.tasks:
+                _unique(self.tasks, task.intent, "intent")
+                self.tasks[task.intent] = task
+                self.scenario_of[task.intent] = scenario
+            for tool, describer in scenario.describe.items():
+                _unique(self.describers, tool, "describer for tool")
+                self.describers[tool] = describer
+            for agent, factory in scenario.agents.items():
+                _unique(self.agents, agent, "agent")
+                self.agents[agent] = factory
+            self.agent_cards.update(scenario.agent_cards)
+
+    @property
+    def intents(self) -> list[str]:
+        """Every intent, in declaration order."""
+        return list(self.tasks)
+
+    def task(self, intent: str | None) -> TaskSpec | None:
+        """Return the task of ``intent``, or ``None`` for an unknown one."""
+        return self.tasks.get(intent or "")
+
+    def cards(self) -> list[ToolCard]:
+        """Return the main agent's tool cards."""
+        return [card for scenario in self.scenarios for card in scenario.cards]
+
+    def grants(self) -> dict[str, set[str]]:
+        """Return role → permissions, merged over the scenarios."""
+        merged: dict[str, set[str]] = {}
+        for scenario in self.scenarios:
+            for role, permissions in scenario.grants.items():
+                merged.setdefault(role, set()).update(permissions)
+        return merged
+
+    def cues(self) -> dict[str, Cues]:
+        """Return intent → cues, for every intent."""
+        return {intent: s.cues.get(intent, ()) for intent, s in self.scenario_of.items()}
+
+    def wording(self, key: str, language: str) -> str | None:
+        """Return a scenario sentence, or ``None`` when no scenario has ``key``."""
+        for scenario in self.scenarios:
+            text = scenario.wording.get(key)
+            if text is not None:
+                return text.get(language) or text.get("zh")
+        return None
+
+    def extract(self, text: str, intent: str, *, today: date) -> SlotResult:
+        """Extract the slots of ``intent`` with its scenario's extractor."""
+        scenario = self.scenario_of.get(intent)
+        if scenario is None:
+            return SlotResult()
+        return scenario.extract(text, intent, today=today)
+
+    def chain_to(self, agent: str, target: str) -> tuple[str, ...]:
+        """Order the agent's tools that ``target`` needs, each after what it ``requires``."""
+        cards = {card.name: card for card in self.agent_cards.get(agent, ())}
+        needed: set[str] = set()
+        pending = [target]
+        while pending:
+            name = pending.pop()
+            if name in cards and name not in needed:
+                needed.add(name)
+                pending.extend(cards[name].requires)
+        graph = {name: set(cards[name].requires) & needed for name in needed}
+        return tuple(TopologicalSorter(graph).static_order())
+
+
+def _unique(seen: Mapping[str, Any] | set[str], key: str, what: str) -> None:
+    if key in seen:
+        msg = f"{what} {key!r} is declared by two scenarios"
+        raise ValueError(msg)
+
+
+__all__ = [
+    "LANGUAGES",
+    "UNKNOWN",
+    "AgentFactory",
+    "Cues",
+    "Describer",
+    "Scenario",
+    "ScenarioSet",
+    "Seed",
+    "SlotExtractor",
+    "SlotResult",
+    "Speaker",
+    "Support",
+    "TaskSpec",
+    "Text",
+    "Wording",
+]

@@ -1,31 +1,26 @@
 """Tool execution: hand the planned calls to the action executor and record the results.
 
 High-risk calls are confirmed first, with one ``interrupt()`` for all of them, and every side
-effect comes after it: LangGraph re-runs this node from the start on resume, and the
-executor's idempotency records make any re-run answer from the stored result.
+effect comes after it (``nodes.actions.confirm_then_run``). A call whose prerequisite is also
+planned runs after it, with the first results in its history.
 """
 
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
 
-from nodes.common import Node, context_of, protocol_fields
-from nodes.common import tool_context as tool_context_for
-from nodes.confirmation import confirmation_request, read_decision
+from nodes.actions import confirm_then_run
+from nodes.common import Node, context_of, protocol_fields, tool_context
 from nodes.services import Services
-from nodes.slot_filling import plan_tool_calls, vault_identity
-from nodes.tasks import TASKS
-from state import AgentState, Context, ProtocolMessage
-from tools.executor import ActionExecutor, Decision, PreparedCall
+from nodes.slot_filling import display_values, plan_tool_calls, vault_sensitive
+from state import AgentState, Context, ProtocolMessage, ToolCall, ToolResult
+from tools.executor import Decision
 from tools.guards import TaskHistory
-from tools.registry import ToolContext
 
 
 def make_tool_node(services: Services) -> Node:
@@ -34,157 +29,147 @@ def make_tool_node(services: Services) -> Node:
     def tool(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
         """Run every planned call; identity comes from the runtime context, not the call."""
         executor = services.executor
-        context = context_of(runtime)
-        tool_context = tool_context_for(
+        ctx = tool_context(
             runtime,
+            services,
             task_id=state.get("task_id", ""),
-            resources=services.database,
             results=state.get("tool_results") or [],
             step_count=state.get("step_count", 0),
         )
         all_calls = state.get("pending_tool_calls") or []
         planned_tools = {call["name"] for call in all_calls}
-        # A call whose prerequisite is also planned runs after it (dependent calls in order).
         later = [c for c in all_calls if _depends_on(services, c, planned_tools)]
-        calls = [c for c in all_calls if c not in later]
-        planned = [executor.prepare(call, tool_context) for call in calls]
-        waiting = [p for p in planned if isinstance(p, PreparedCall) and p.needs_confirmation]
-        decision: Decision | None = None
-        if waiting:
-            display = {
-                str(value): str(state.get("slots", {}).get(f"{name}_masked"))
-                for name, value in (state.get("slots") or {}).items()
-                if f"{name}_masked" in (state.get("slots") or {})
-            }
-            answer = interrupt(
-                confirmation_request(waiting, state.get("language", "zh"), display=display)
-            )
-            decision = read_decision(answer)
-            revision = _corrections(services, state, answer, decision, context.user_id)
-            if revision is not None:
-                return revision
-            planned = _apply_edit(executor, planned, decision, tool_context)
-        results = _run_all(executor, planned, tool_context, decision)
+        first = [c for c in all_calls if c not in later]
+        user_id = context_of(runtime).user_id
+        outcome = confirm_then_run(
+            executor,
+            first,
+            ctx,
+            language=state.get("language", "zh"),
+            display=display_values(dict(state.get("slots") or {})),
+            revise=lambda answer, decisions: _corrections(
+                services, state, answer, decisions, user_id
+            ),
+            answer=state.get("answer"),
+        )
+        if outcome.revision is not None:
+            return outcome.revision
+        results = outcome.results
         for call in later:
             after = replace(
-                tool_context,
+                ctx,
                 history=TaskHistory.from_results(
                     [*(state.get("tool_results") or []), *results], state.get("step_count", 0)
                 ),
             )
-            results.append(executor.execute(call, after, decision=decision))
-        calls = [*calls, *later]
+            result: ToolResult = executor.execute(  # type: ignore[assignment]
+                dict(call), after, decision=outcome.decision
+            )
+            results.append(result)
+        return _record(services, state, runtime, [*first, *later], results)
 
-        attempt = state.get("retry_count", 0)
-        messages: list[Any] = []
-        notes: list[dict[str, Any]] = []
-        for call, result in zip(calls, results, strict=True):
-            call_id = f"{call['id']}_{attempt}"
+    return tool
+
+
+def _record(
+    services: Services,
+    state: AgentState,
+    runtime: Runtime[Context],
+    calls: list[ToolCall],
+    results: list[ToolResult],
+) -> dict[str, Any]:
+    """Write each call and its result as messages and protocol messages."""
+    attempt = state.get("retry_count", 0)
+    announced = _announced_calls(state)
+    messages: list[Any] = []
+    notes: list[dict[str, Any]] = []
+    for call, result in zip(calls, results, strict=True):
+        call_id = f"{call['id']}_{attempt}"
+        if call_id not in announced:  # the propose node already showed the high-risk ones
             messages.append(
                 AIMessage(
                     content="",
                     tool_calls=[{"id": call_id, "name": call["name"], "args": call["parameters"]}],
                 )
             )
-            messages.append(
-                ToolMessage(
-                    content=json.dumps(result, ensure_ascii=False),
+        messages.append(
+            ToolMessage(
+                content=json.dumps(result, ensure_ascii=False),
+                tool_call_id=call_id,
+                name=call["name"],
+                status="success" if result.get("status") == "success" else "error",
+            )
+        )
+        notes.append(
+            ProtocolMessage.fit(
+                services.database,
+                **protocol_fields(
+                    state,
+                    runtime,
+                    role="tool",
+                    content=result,
+                    error=result.get("message") if result.get("status") != "success" else None,
                     tool_call_id=call_id,
-                    name=call["name"],
-                    status="success" if result["status"] == "success" else "error",
-                )
-            )
-            notes.append(
-                ProtocolMessage.fit(
-                    services.database,
-                    **protocol_fields(
-                        state,
-                        runtime,
-                        role="tool",
-                        content=result,
-                        error=result["message"] if result["status"] != "success" else None,
-                        tool_call_id=call_id,
-                    ),
-                ).model_dump(mode="json")
-            )
-        failed = next((r for r in results if r["status"] != "success"), None)
-        return {
-            "messages": messages,
-            "protocol": notes,
-            "tool_results": results,
-            "error": failed,
-            "decision": "continue",
-            "step_count": 1,
-        }
+                ),
+            ).model_dump(mode="json")
+        )
+    failed = next((r for r in results if r.get("status") != "success"), None)
+    return {
+        "messages": messages,
+        "protocol": notes,
+        "tool_results": results,
+        "error": failed,
+        "decision": "continue",
+        "step_count": 1,
+        "awaiting": None,
+        "answer": None,
+    }
 
-    return tool
+
+def _announced_calls(state: AgentState) -> set[str]:
+    """Return the ids of calls the last AI message announced and nothing has answered."""
+    answered: set[str] = set()
+    for message in reversed(state.get("messages") or []):
+        if isinstance(message, ToolMessage):
+            answered.add(message.tool_call_id)
+        elif isinstance(message, AIMessage) and message.tool_calls:
+            return {str(call["id"]) for call in message.tool_calls} - answered
+        elif isinstance(message, HumanMessage):
+            break
+    return set()
 
 
 def _corrections(
-    services: Services, state: AgentState, answer: Any, decision: Decision, user_id: str
+    services: Services,
+    state: AgentState,
+    answer: Any,
+    decisions: list[Decision] | None,
+    user_id: str,
 ) -> dict[str, Any] | None:
     """Read a correction given instead of a yes ("不对，是 6 月 21 号") as new slot values.
 
     Nothing runs: the call is re-planned from the corrected slots and asked about again.
     """
-    if decision.kind != "reject" or not isinstance(answer, str):
+    task = services.catalog.task(state.get("intent"))
+    if not isinstance(answer, str) or task is None:
         return None
-    intent = state.get("intent", "")
-    found = services.understanding.extract_slots(answer, intent).slots
+    found = services.understand.extract_slots(answer, task.intent).slots
     old = state.get("slots") or {}
     changed = {k: v for k, v in found.items() if old.get(k) != v}
-    if not changed or intent not in TASKS:
+    if not changed:
         return None
-    changed = vault_identity(changed, services, user_id)
-    calls, missing = plan_tool_calls(intent, {**old, **changed}, state.get("task_id", ""))
+    changed = vault_sensitive(task, changed, services, user_id)
+    calls, missing = plan_tool_calls(task, {**old, **changed}, state.get("task_id", ""))
     return {
         "slots": changed,
         "pending_tool_calls": calls,
         "missing_slots": missing,
         "decision": "revise",
         "step_count": 1,
+        "answer": None,
     }
 
 
-def _depends_on(services: Services, call: dict[str, Any], planned: set[str]) -> bool:
-    card = services.registry.get(call["name"])
+def _depends_on(services: Services, call: ToolCall, planned: set[str]) -> bool:
+    card = services.tools.get(call["name"])
     return card is not None and any(req in planned for req in card.requires)
-
-
-def _apply_edit(
-    executor: ActionExecutor,
-    planned: list[PreparedCall | dict[str, Any]],
-    decision: Decision,
-    ctx: ToolContext,
-) -> list[PreparedCall | dict[str, Any]]:
-    """Swap in the edited arguments: validated and authorized again, with a new request id."""
-    if decision.kind != "edit" or decision.parameters is None:
-        return planned
-    edited: list[PreparedCall | dict[str, Any]] = []
-    for item in planned:
-        if isinstance(item, PreparedCall) and item.needs_confirmation:
-            merged = {**item.arguments, **decision.parameters}
-            edited.append(executor.with_arguments(item, merged, ctx))
-        else:
-            edited.append(item)
-    return edited
-
-
-def _run_all(
-    executor: ActionExecutor,
-    planned: list[PreparedCall | dict[str, Any]],
-    ctx: ToolContext,
-    decision: Decision | None,
-) -> list[dict[str, Any]]:
-    """Run the prepared calls concurrently; an edit counts as approval of the edited call."""
-    approval = Decision("approve") if decision and decision.kind == "edit" else decision
-
-    def run(item: PreparedCall | dict[str, Any]) -> dict[str, Any]:
-        if isinstance(item, dict):
-            return item
-        return executor.run(item, ctx, decision=approval if item.needs_confirmation else None)
-
-    if len(planned) <= 1:
-        return [run(item) for item in planned]
-    with ThreadPoolExecutor(max_workers=min(16, len(planned))) as pool:
-        return list(pool.map(run, planned))

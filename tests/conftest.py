@@ -7,28 +7,41 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from redis import Redis
 
 from graph.builder import build_graph
+from graph.checkpoint.plain_redis import PlainRedisSaver
 from state import Context
-from tools.catalog import default_registry
+from tests.helpers import default_registry, open_database
+from tests.services import RedisServer
 from tools.db import Database
 from tools.executor import ActionExecutor, ExecutorSettings
 from tools.registry import ToolRegistry
+from tools.settings import get_settings
 
 ALICE = Context(user_id="u_10001", user_role="customer")
 BOB = Context(user_id="u_10002", user_role="customer")
+
+
+@pytest.fixture(autouse=True)
+def fresh_settings():
+    """Settings are read once per process; each test reads its own environment."""
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "reach-data"
     monkeypatch.setenv("REACH_DATA_DIR", str(path))
+    get_settings.cache_clear()
     return path
 
 
 @pytest.fixture
 def db(data_dir: Path) -> Database:
-    database = Database(data_dir / "business.db")
+    database = open_database(data_dir / "business.db")
     yield database
     database.close()
 
@@ -88,8 +101,6 @@ def nodes_visited(app: Any, text: str, thread: str = "t1", context: Context = AL
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory):
-    from tests.services import RedisServer
-
     server = RedisServer(tmp_path_factory.mktemp("redis")).start()
     yield server
     server.stop()
@@ -97,8 +108,6 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture
 def redis_url(redis_server) -> str:
-    from redis import Redis
-
     client = Redis.from_url(redis_server.url)
     client.flushall()
     client.close()
@@ -107,8 +116,6 @@ def redis_url(redis_server) -> str:
 
 @pytest.fixture
 def redis_saver(redis_url: str):
-    from graph.checkpoint.redis import PlainRedisSaver
-
     saver = PlainRedisSaver.from_url(redis_url)
     yield saver
     saver.client.close()

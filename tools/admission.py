@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 from limits import parse
 from redis import Redis
 
+from tools.clock import Clock
 from tools.guards import RateLimiter
 from tools.stores import (
     DEFAULT_RETENTION_S,
@@ -142,9 +143,15 @@ class RedisAdmission:
         *,
         prefix: str = "reach",
         retention_s: float = DEFAULT_RETENTION_S,
+        clock: Clock = time.time,
     ) -> None:
-        """Use ``client``; idempotency records live ``retention_s``."""
+        """Use ``client``; idempotency records live ``retention_s``.
+
+        ``clock`` stamps rate-window entries; it must be wall time shared by every process
+        that counts against the same Redis (a fake one only in tests).
+        """
         self.client = client
+        self._clock = clock
         self.prefix = prefix
         self.retention_ms = int(retention_s * 1000)
 
@@ -178,7 +185,7 @@ class RedisAdmission:
         if rate_rule:
             limit = parse(rate_rule)
             window_ms = limit.get_expiry() * 1000
-            now_ms = time.time() * 1000
+            now_ms = self._clock() * 1000
             key = self._rate(user_id, tool)
             pipe.zremrangebyscore(key, 0, now_ms - window_ms)
             pipe.zadd(key, {uuid.uuid4().hex: now_ms})

@@ -1,27 +1,67 @@
-"""The audit trail: one structured record per tool call, written off the hot path.
+"""The audit trail: one structured record per tool call or trace point, written off the hot path.
 
-Records go onto a queue; a background thread appends them as JSON lines. The executor
-never waits for the disk.
+Records go onto a queue; a background thread appends them as JSON lines and hands them to
+the sinks (metrics, a Redis stream). The executor never waits for the disk or the network.
+
+Two kinds of records share the log:
+
+* the executor's record of every tool call (``kind: "tool_call"``, added here when absent);
+* the trace records of the four decision points of a task (``intent``, ``arguments``,
+  ``execution``, ``answer``) and of turns and nodes, written by
+  ``tools.trace_callbacks.TraceRecorder``.
+
+All of them are masked (``tools.pii.mask_pii``) before they are queued, so no identifier
+reaches the file, the stream or a metric label.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tools.pii import mask_pii
 
+_log = logging.getLogger(__name__)
+
+Sink = Callable[[dict[str, Any]], None]
+"""Receives every masked record, on the writer thread, after it is on disk."""
+
+_FILE_LOCKS: dict[Path, threading.Lock] = {}
+_FILE_LOCKS_GUARD = threading.Lock()
+
+
+def _file_lock(path: Path) -> threading.Lock:
+    """Return one lock per file, so two logs on the same path never interleave a line."""
+    key = path.resolve()
+    with _FILE_LOCKS_GUARD:
+        return _FILE_LOCKS.setdefault(key, threading.Lock())
+
 
 class AuditLog:
-    """Append-only JSONL audit log with a background writer."""
+    """Append-only JSONL audit log with a background writer and optional sinks."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
-        """Write to ``path``; with ``None`` records are kept in memory only (tests)."""
+    def __init__(
+        self, path: str | Path | None = None, *, sinks: Sequence[Sink] | None = None
+    ) -> None:
+        """Write to ``path``; with ``None`` records are kept in memory only (tests).
+
+        Args:
+            path: The JSON-lines file; ``None`` keeps records in ``records`` only.
+            sinks: Called with each record after it is written. ``None`` means the
+                defaults for a file-backed log: the process's metrics and, when Redis is
+                configured, the trace stream (``default_sinks``); an in-memory log has none.
+        """
         self.path = Path(path) if path is not None else None
         self.records: list[dict[str, Any]] = []
+        if sinks is None:
+            sinks = default_sinks() if self.path is not None else ()
+        self.sinks: list[Sink] = list(sinks)
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._drain, name="reach-audit", daemon=True)
@@ -29,28 +69,229 @@ class AuditLog:
 
     def write(self, record: dict[str, Any]) -> None:
         """Queue a record; masking happens here so no identifier reaches the file."""
-        self._queue.put(mask_pii(record))
+        masked = mask_pii(record)
+        masked.setdefault("kind", "tool_call")
+        masked.setdefault("ts", time.time())
+        if masked["kind"] == "tool_call":
+            # the span needs its parent node, which is open only now, on the caller's thread
+            from tools import tracing
+
+            tracing.tool_span_from_record(masked)
+        self._queue.put(masked)
+
+    def add_sink(self, sink: Sink) -> None:
+        """Hand every later record to ``sink`` too."""
+        self.sinks.append(sink)
 
     def flush(self, timeout_s: float = 5.0) -> None:
-        """Wait until every queued record is written."""
+        """Wait until every queued record is written and passed to the sinks."""
         done = threading.Event()
         self._queue.put({"__flush__": done})
         done.wait(timeout_s)
 
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Write what is queued and stop the writer thread."""
+        self._queue.put(None)
+        self._thread.join(timeout_s)
+
     def _drain(self) -> None:
         while True:
-            record = self._queue.get()
-            if record is None:
-                return
-            marker = record.get("__flush__")
-            if isinstance(marker, threading.Event):
+            batch = [self._queue.get()]
+            while len(batch) < 512:  # whatever else is queued goes out in the same write
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            records: list[dict[str, Any]] = []
+            stop = False
+            markers: list[threading.Event] = []
+            for item in batch:
+                if item is None:
+                    stop = True
+                    break
+                marker = item.get("__flush__")
+                if isinstance(marker, threading.Event):
+                    markers.append(marker)
+                else:
+                    records.append(item)
+            self._store(records)
+            for marker in markers:
                 marker.set()
+            if stop:
+                return
+
+    def _store(self, records: list[dict[str, Any]]) -> None:
+        if not records:
+            return
+        with self._lock:
+            self.records.extend(records)
+            if len(self.records) > 10_000:
+                del self.records[:5_000]
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lines = "".join(
+                json.dumps(record, ensure_ascii=False, default=str) + "\n" for record in records
+            )
+            with _file_lock(self.path), self.path.open("a", encoding="utf-8") as out:
+                out.write(lines)
+        for record in records:
+            for sink in self.sinks:
+                try:
+                    sink(record)
+                except Exception:  # a failing sink (Redis down) must not stop the audit
+                    _log.exception("audit sink %r failed", sink)
+
+
+# ---- the Redis stream ----------------------------------------------------------------------
+
+
+class StreamClient(Protocol):
+    """The part of ``redis.Redis`` the stream writer and reader use."""
+
+    def xadd(self, name: Any, fields: Any, *args: Any, **kwargs: Any) -> Any:
+        """Append an entry."""
+        ...
+
+    def xrange(self, name: Any, *args: Any, **kwargs: Any) -> Any:
+        """Read entries in id order."""
+        ...
+
+
+class RedisStreamSink:
+    """Append each record to a capped Redis stream (``XADD ... MAXLEN ~ n``).
+
+    One stream holds every thread; each entry carries ``session_id`` and ``kind`` as
+    fields next to the JSON record, so a reader can filter without decoding everything.
+    """
+
+    def __init__(self, client: StreamClient, stream: str = "reach:audit", maxlen: int = 100_000):
+        """Write to ``stream`` through ``client``, trimming it to about ``maxlen`` entries."""
+        self.client = client
+        self.stream = stream
+        self.maxlen = maxlen
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        """Append ``record``."""
+        self.client.xadd(
+            self.stream,
+            {
+                "session_id": str(record.get("session_id") or ""),
+                "kind": str(record.get("kind") or ""),
+                "record": json.dumps(record, ensure_ascii=False, default=str),
+            },
+            maxlen=self.maxlen,
+            approximate=True,
+        )
+
+    def __repr__(self) -> str:
+        """Name the stream in logs."""
+        return f"RedisStreamSink({self.stream!r})"
+
+
+def read_stream(
+    client: StreamClient, stream: str = "reach:audit", *, session_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Return the records of ``stream`` in order, only ``session_id``'s when given."""
+    records: list[dict[str, Any]] = []
+    start = "-"
+    while True:
+        batch = client.xrange(stream, min=start, max="+", count=1000)
+        if not batch:
+            return records
+        for entry_id, fields in batch:
+            decoded = {_text(k): _text(v) for k, v in fields.items()}
+            if session_id is not None and decoded.get("session_id") != session_id:
                 continue
-            with self._lock:
-                self.records.append(record)
-                if len(self.records) > 10_000:
-                    del self.records[:5_000]
-            if self.path is not None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                with self.path.open("a", encoding="utf-8") as out:
-                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            try:
+                records.append(json.loads(decoded["record"]))
+            except (KeyError, ValueError):
+                _log.warning("skipping malformed stream entry %s", _text(entry_id))
+        if len(batch) < 1000:
+            return records
+        start = "(" + _text(batch[-1][0])
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+# ---- reading the file ----------------------------------------------------------------------
+
+
+def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Yield the records of a JSON-lines log, skipping a torn or foreign line."""
+    file = Path(path)
+    if not file.exists():
+        return
+    with file.open(encoding="utf-8") as lines:
+        for line in lines:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a line being written by another process right now
+            if isinstance(record, dict):
+                yield record
+
+
+def read_jsonl(path: str | Path, *, session_id: str | None = None) -> list[dict[str, Any]]:
+    """Return the records of a JSON-lines log, only ``session_id``'s when given."""
+    return [
+        record
+        for record in iter_jsonl(path)
+        if session_id is None or record.get("session_id") == session_id
+    ]
+
+
+# ---- defaults from the settings ------------------------------------------------------------
+
+
+def default_audit_path() -> Path:
+    """Return the configured log path (``REACH_AUDIT_PATH``, else the data dir's).
+
+    Touches no file (the writer thread creates the directory), so it is safe to call on an
+    event loop.
+    """
+    from tools.settings import get_settings
+
+    settings = get_settings()
+    return settings.audit_path or settings.data_dir / "audit.jsonl"
+
+
+def default_stream_sink() -> RedisStreamSink | None:
+    """Return the Redis stream sink when Redis and the stream are configured."""
+    from tools.settings import get_settings
+
+    settings = get_settings()
+    if not settings.redis_url or not settings.trace_stream:
+        return None
+    from redis import Redis
+
+    client = Redis.from_url(settings.redis_url, socket_timeout=2.0)
+    return RedisStreamSink(client, settings.trace_stream, settings.trace_stream_maxlen)
+
+
+def default_sinks() -> list[Sink]:
+    """Return the sinks of a file-backed log: process metrics, and the stream if configured."""
+    from tools.metrics import default_metrics
+
+    sinks: list[Sink] = [default_metrics().observe]
+    stream = default_stream_sink()
+    if stream is not None:
+        sinks.append(stream)
+    return sinks
+
+
+__all__ = [
+    "AuditLog",
+    "RedisStreamSink",
+    "Sink",
+    "default_audit_path",
+    "default_sinks",
+    "default_stream_sink",
+    "iter_jsonl",
+    "read_jsonl",
+    "read_stream",
+]

@@ -52,7 +52,6 @@ from tools.errors import ToolError, TransientToolError
 from tools.guards import CircuitBreaker, CircuitBreakers, CircuitOpenError, RateLimiter, TaskGuards
 from tools.limits import cut_marker, json_bytes, json_safe
 from tools.parsing import ArgumentParseError, argument_problem, parse_arguments
-from tools.permissions import acts_on_any_owner, role_allows
 from tools.pii import mask_pii
 from tools.registry import ToolCard, ToolContext, ToolRegistry
 from tools.stores import (
@@ -357,7 +356,7 @@ class ActionExecutor:
         key = call.get("idempotency_key")
         if key:
             request_id = f"key_{hashlib.sha256(f'{ctx.user_id}|{key}'.encode()).hexdigest()[:24]}"
-        if not role_allows(ctx.user_role, card.permission):
+        if not self.registry.permissions.allows(ctx.user_role, card.permission):
             return envelope(
                 tool=name,
                 status="rejected",
@@ -365,7 +364,9 @@ class ActionExecutor:
                 message=f"role {ctx.user_role!r} may not use {name} ({card.permission})",
                 request_id=request_id,
             )
-        if card.owner_of is not None and not acts_on_any_owner(ctx.user_role, card.domain):
+        if card.owner_of is not None and not self.registry.permissions.acts_on_any_owner(
+            ctx.user_role, card.domain
+        ):
             owner = card.owner_of(args, ctx)
             if owner != ctx.user_id:
                 # Someone else's resource answers exactly like a missing one: no leak.

@@ -2,36 +2,69 @@
 
 Rate limits are per user and tool, breakers per tool, guards per task against loops.
 
-Rate limits use ``limits`` (moving window; memory or Redis storage). Breakers and the
-per-task guards read the task's own history and are hand-written: no
-library knows what a task is.
+Rate limits are moving windows over an injected clock (rules parsed by ``limits``); with
+Redis, ``tools.admission.RedisAdmission`` keeps them instead. Breakers and the per-task
+guards read the task's own history and are hand-written: no library knows what a task is.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from limits import parse
-from limits.storage import MemoryStorage, Storage
-from limits.strategies import MovingWindowRateLimiter
+
+from tools.clock import Clock
 
 
 class RateLimiter:
-    """Per user and tool, as each card's ``rate_limit`` says (e.g. ``10/minute``)."""
+    """Per user and tool, as each card's ``rate_limit`` says (e.g. ``10/minute``).
 
-    def __init__(self, storage: Storage | None = None) -> None:
-        """Count in ``storage`` (memory by default; Redis mode uses ``RedisAdmission``)."""
-        self._limiter = MovingWindowRateLimiter(storage or MemoryStorage())
+    A moving window, as ``limits``' ``MovingWindowRateLimiter`` counts: a call is allowed
+    when fewer than the rule's amount were allowed in the last window, and a refused call
+    is not counted. It is kept here, not in ``limits``' memory storage, so that it reads an
+    injected clock (that storage reads ``time.time`` and runs its own expiry timer thread).
+    """
+
+    SWEEP_EVERY = 1024
+    """Hits between sweeps that forget users whose window has passed."""
+
+    def __init__(self, *, clock: Clock = time.monotonic) -> None:
+        """Count in memory against ``clock`` (Redis mode uses ``RedisAdmission``)."""
+        self._clock = clock
+        self._hits: dict[tuple[str, str, str], tuple[float, deque[float]]] = {}
+        self._since_sweep = 0
+        self._lock = threading.Lock()
 
     def hit(self, rule: str | None, user_id: str, tool: str) -> bool:
         """Record one call; return False when it is over the limit."""
         if not rule:
             return True
-        return bool(self._limiter.hit(parse(rule), "reach", user_id, tool))
+        limit = parse(rule)
+        window_s = float(limit.get_expiry())
+        now = self._clock()
+        with self._lock:
+            self._sweep(now)
+            _, hits = self._hits.setdefault((rule, user_id, tool), (window_s, deque()))
+            while hits and hits[0] < now - window_s:
+                hits.popleft()
+            if len(hits) >= limit.amount:
+                return False
+            hits.append(now)
+            return True
+
+    def _sweep(self, now: float) -> None:
+        self._since_sweep += 1
+        if self._since_sweep < self.SWEEP_EVERY:
+            return
+        self._since_sweep = 0
+        for key, (window_s, hits) in list(self._hits.items()):
+            if not hits or hits[-1] < now - window_s:
+                del self._hits[key]
 
 
 class CircuitOpenError(Exception):
@@ -53,9 +86,11 @@ class CircuitBreaker:
     failures: int = 0
     """Consecutive failures so far."""
     opened_at: float | None = None
-    """When the circuit opened (monotonic clock)."""
+    """When the circuit opened, by ``clock``."""
     probing: bool = False
     """A half-open probe is in flight."""
+    clock: Clock = field(default=time.monotonic, repr=False)
+    """Where ``opened_at`` and the cool-down are read from."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -67,7 +102,7 @@ class CircuitBreaker:
     def _state(self) -> str:
         if self.opened_at is None:
             return "closed"
-        if time.monotonic() - self.opened_at >= self.reset_timeout_s:
+        if self.clock() - self.opened_at >= self.reset_timeout_s:
             return "half-open"
         return "open"
 
@@ -91,7 +126,7 @@ class CircuitBreaker:
         with self._lock:
             self.failures += 1
             if self.probing or self.failures >= self.fail_max:
-                self.opened_at = time.monotonic()
+                self.opened_at = self.clock()
             self.probing = False
 
 
@@ -102,10 +137,13 @@ class CircuitBreakers:
     which serialized concurrent calls of a tool (eight 200 ms calls took 1.6 s).
     """
 
-    def __init__(self, fail_max: int = 5, reset_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, fail_max: int = 5, reset_timeout_s: float = 30.0, *, clock: Clock = time.monotonic
+    ) -> None:
         """Open after ``fail_max`` consecutive failures; probe after ``reset_timeout_s``."""
         self.fail_max = fail_max
         self.reset_timeout_s = reset_timeout_s
+        self.clock = clock
         self._breakers: dict[str, CircuitBreaker] = {}
         self._lock = threading.Lock()
 
@@ -114,7 +152,7 @@ class CircuitBreakers:
         with self._lock:
             breaker = self._breakers.get(tool)
             if breaker is None:
-                breaker = CircuitBreaker(self.fail_max, self.reset_timeout_s)
+                breaker = CircuitBreaker(self.fail_max, self.reset_timeout_s, clock=self.clock)
                 self._breakers[tool] = breaker
             return breaker
 
@@ -149,7 +187,7 @@ class TaskHistory:
     """Failed calls since the last success."""
 
     @classmethod
-    def from_results(cls, results: list[dict[str, Any]], step_count: int = 0) -> TaskHistory:
+    def from_results(cls, results: Sequence[Mapping[str, Any]], step_count: int = 0) -> TaskHistory:
         """Rebuild the history from the task's result envelopes in state."""
         history = cls(step_count=step_count)
         for result in results:

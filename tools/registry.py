@@ -12,8 +12,9 @@ import difflib
 import json
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
+from datetime import date
 from typing import Any, Literal
 
 from langchain_core.tools import StructuredTool
@@ -21,7 +22,8 @@ from pydantic import BaseModel
 
 from tools.db import Database
 from tools.guards import TaskHistory
-from tools.permissions import role_allows
+from tools.permissions import Permissions
+from tools.settings import Settings, get_settings
 
 VAGUE_VERBS = frozenset({"call", "do", "handle", "process", "invoke", "use", "make", "run"})
 VAGUE_OBJECTS = frozenset(
@@ -67,6 +69,12 @@ class ToolContext:
     """Backends the handler needs (the business database), injected by the graph."""
     history: TaskHistory = field(default_factory=TaskHistory)
     """What the task has done so far, for prerequisites and guards."""
+    settings: Settings = field(default_factory=get_settings)
+    """Configuration (backend URLs, a fixed "today"), injected rather than read from env."""
+
+    def today(self) -> date:
+        """Return the business date: the configured one in demos and tests, else the real one."""
+        return self.settings.today or date.today()
 
     def database(self) -> Database:
         """Return the business database the graph injected; its absence is a wiring bug."""
@@ -107,8 +115,6 @@ class ToolCard:
     """Business domain, for tool selection and ownership rules."""
     risk: Literal["low", "high"] = "low"
     """High-risk tools need the user's confirmation before they run."""
-    intents: tuple[str, ...] = ()
-    """Intents this tool serves, for per-turn selection."""
     owner_of: OwnerLookup | None = None
     """Returns the owner of the resource the arguments name (``None``: no such resource)."""
     requires: tuple[str, ...] = ()
@@ -179,7 +185,6 @@ class ToolCard:
             "rate_limit": self.rate_limit,
             "cache_ttl_s": self.cache_ttl_s,
             "deprecated": self.deprecated,
-            "intents": list(self.intents),
             "checks_owner": self.owner_of is not None,
             "requires": list(self.requires),
             "has_status_lookup": self.status_lookup is not None,
@@ -207,6 +212,8 @@ class _Entry:
 class ToolRegistry:
     """Cards by name, changeable at run time (register, enable, disable, deprecate, remove)."""
 
+    permissions: Permissions = field(default_factory=Permissions)
+    """Which role may use which permission; the executor authorizes against it."""
     _entries: dict[str, _Entry] = field(default_factory=dict)
     _removed: dict[str, str | None] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
@@ -264,17 +271,20 @@ class ToolRegistry:
         self,
         role: str,
         *,
-        intent: str | None = None,
+        names: Collection[str] | None = None,
         domain: str | None = None,
         limit: int = MAX_TOOLS_PER_TURN,
     ) -> list[ToolCard]:
-        """Choose this turn's tools: allowed for ``role``, relevant, not deprecated, ≤ limit."""
+        """Choose this turn's tools: allowed for ``role``, relevant, not deprecated, ≤ limit.
+
+        ``names`` narrows the choice to the tools a task uses (its scenario says which).
+        """
         chosen = []
         for name in self.names():
             card = self._entries[name].card
-            if card.deprecated or not role_allows(role, card.permission):
+            if card.deprecated or not self.permissions.allows(role, card.permission):
                 continue
-            if intent is not None and card.intents and intent not in card.intents:
+            if names is not None and name not in names:
                 continue
             if domain is not None and card.domain != domain:
                 continue

@@ -49,10 +49,56 @@ class Settings(BaseSettings):
     """A fixed "today" (demos, tests); ``None`` is the real date."""
 
     # ---- model (issue 9) -----------------------------------------------------------------
+    model: str = Field("rules", alias="REACH_MODEL")
+    """``rules`` (offline, the default), ``local`` (the fetched local model) or a model name."""
+    base_url: str | None = Field(None, alias="REACH_BASE_URL")
+    """An OpenAI-compatible endpoint (``.../v1``); ``None`` with ``local`` is the local server."""
+    api_key: SecretStr | None = Field(None, alias="OPENAI_API_KEY")
+    """The endpoint's key; never printed, logged or put in state."""
+    temperature: float = Field(0.0, alias="REACH_TEMPERATURE")
+    """Sampling temperature; 0 keeps understanding repeatable."""
+    model_timeout_s: float = Field(20.0, alias="REACH_MODEL_TIMEOUT_S")
+    """Per-call timeout; past it the step falls back to the rules."""
+    max_tokens: int = Field(512, alias="REACH_MAX_TOKENS")
+    """Always set: small local models can otherwise run on for thousands of tokens."""
+    model_max_retries: int = Field(1, alias="REACH_MODEL_MAX_RETRIES")
+    """Retries of one call by the client before the step falls back to the rules."""
+    intent_model: str | None = Field(None, alias="REACH_INTENT_MODEL")
+    """Per node: ``rules`` or a model name for intent and slots; ``None`` follows ``model``."""
+    tool_model: str | None = Field(None, alias="REACH_TOOL_MODEL")
+    """Per node: ``rules`` or a model name for tool selection; ``None`` follows ``model``."""
+    reply_model: str | None = Field(None, alias="REACH_REPLY_MODEL")
+    """Per node: ``template`` or a model name for the reply; ``None`` is ``template``."""
+    local_model_port: int = Field(8181, alias="REACH_LOCAL_MODEL_PORT")
+    """The loopback port ``reach model serve`` listens on."""
+    local_model_threads: int = Field(2, alias="REACH_LOCAL_MODEL_THREADS")
+    """CPU threads for the local server (``-t``)."""
+    local_model_ctx: int = Field(4096, alias="REACH_LOCAL_MODEL_CTX")
+    """Context window of the local server (``-c``)."""
 
     # ---- auth (issue 10) -----------------------------------------------------------------
+    auth_secret: SecretStr | None = Field(None, alias="REACH_AUTH_SECRET")
+    """HS256 key for access tokens; ``None`` generates one into ``data_dir / "auth.key"``."""
+    token_ttl_s: float = Field(3600.0, alias="REACH_TOKEN_TTL_S")
+    """Default lifetime of a token issued by ``reach token``."""
 
     # ---- observability (issue 11) --------------------------------------------------------
+    audit_path: Path | None = Field(None, alias="REACH_AUDIT_PATH")
+    """The audit and trace log (JSON lines); ``None`` is ``audit.jsonl`` in the data dir."""
+    trace_stream: str = Field("reach:audit", alias="REACH_TRACE_STREAM")
+    """Redis stream that also receives every record when ``redis_url`` is set; empty: off."""
+    trace_stream_maxlen: int = Field(100_000, alias="REACH_TRACE_STREAM_MAXLEN")
+    """Approximate cap of that stream (``XADD MAXLEN ~``), so it never grows unbounded."""
+    trace_enabled: bool = Field(True, alias="REACH_TRACE")
+    """Attach the trace callback handler to the graph by default."""
+    otel_endpoint: str | None = Field(None, alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    """OTLP/HTTP collector base URL; spans are exported only when it is set."""
+    otel_service_name: str = Field("agent-reach", alias="OTEL_SERVICE_NAME")
+    """``service.name`` of the exported spans."""
+    metrics_host: str = Field("127.0.0.1", alias="REACH_METRICS_HOST")
+    """Interface ``reach serve-metrics`` listens on."""
+    metrics_port: int = Field(9464, alias="REACH_METRICS_PORT")
+    """Port ``reach serve-metrics`` listens on."""
 
     # ---- hardening (issue 12) ------------------------------------------------------------
     vault_secret: SecretStr | None = Field(None, alias="REACH_VAULT_SECRET")

@@ -20,6 +20,8 @@ from typing import Any, Literal, Protocol
 
 from cachetools import TLRUCache
 
+from tools.clock import Clock
+
 RecordState = Literal["pending", "succeeded", "failed"]
 DEFAULT_RETENTION_S = 24 * 3600
 
@@ -73,9 +75,12 @@ class IdempotencyStore(Protocol):
 class MemoryIdempotencyStore:
     """In-process store for tests and single-process use."""
 
-    def __init__(self, retention_s: float = DEFAULT_RETENTION_S) -> None:
-        """Keep records for ``retention_s`` seconds."""
+    def __init__(
+        self, retention_s: float = DEFAULT_RETENTION_S, *, clock: Clock = time.time
+    ) -> None:
+        """Keep records for ``retention_s`` seconds, as ``clock`` counts them."""
         self.retention_s = retention_s
+        self._clock = clock
         self._records: dict[str, tuple[float, IdempotencyRecord]] = {}
         self._lock = threading.Lock()
 
@@ -83,18 +88,19 @@ class MemoryIdempotencyStore:
         """Return the live record of ``request_id``."""
         with self._lock:
             found = self._records.get(request_id)
-            if found is None or found[0] < time.time():
+            if found is None or found[0] < self._clock():
                 return None
             return found[1]
 
     def claim(self, request_id: str, fingerprint: str) -> Claim:
         """Create a pending record unless a live one exists."""
         with self._lock:
+            now = self._clock()
             found = self._records.get(request_id)
-            if found is not None and found[0] >= time.time():
+            if found is not None and found[0] >= now:
                 return Claim(acquired=False, record=found[1])
             record = IdempotencyRecord(request_id, fingerprint, "pending", None)
-            self._records[request_id] = (time.time() + self.retention_s, record)
+            self._records[request_id] = (now + self.retention_s, record)
             return Claim(acquired=True, record=None)
 
     def complete(
@@ -117,9 +123,19 @@ class MemoryIdempotencyStore:
 class SQLiteIdempotencyStore:
     """Idempotency records in a SQLite file; safe across threads and processes."""
 
-    def __init__(self, path: str | Path, retention_s: float = DEFAULT_RETENTION_S) -> None:
-        """Open (creating) the store at ``path``."""
+    def __init__(
+        self,
+        path: str | Path,
+        retention_s: float = DEFAULT_RETENTION_S,
+        *,
+        clock: Clock = time.time,
+    ) -> None:
+        """Open (creating) the store at ``path``; expiry times are wall-clock ``clock`` values.
+
+        The clock must be the same in every process that shares the file, hence wall time.
+        """
         self.retention_s = retention_s
+        self._clock = clock
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute("PRAGMA busy_timeout = 5000")
@@ -139,13 +155,13 @@ class SQLiteIdempotencyStore:
             row = self._conn.execute(
                 "SELECT fingerprint, state, result FROM idempotency"
                 " WHERE request_id = ? AND expires_at >= ?",
-                (request_id, time.time()),
+                (request_id, self._clock()),
             ).fetchone()
         return None if row is None else _record(request_id, *row)
 
     def claim(self, request_id: str, fingerprint: str) -> Claim:
         """Create a pending record in one transaction, or return the live one."""
-        now = time.time()
+        now = self._clock()
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -192,7 +208,7 @@ class SQLiteIdempotencyStore:
         """Delete expired records; return how many."""
         with self._lock:
             return self._conn.execute(
-                "DELETE FROM idempotency WHERE expires_at < ?", (time.time(),)
+                "DELETE FROM idempotency WHERE expires_at < ?", (self._clock(),)
             ).rowcount
 
 
@@ -220,10 +236,10 @@ class ResultCache(Protocol):
 class MemoryResultCache:
     """In-process cache with a TTL per entry (cachetools' time-aware LRU)."""
 
-    def __init__(self, maxsize: int = 4096) -> None:
-        """Hold at most ``maxsize`` results."""
+    def __init__(self, maxsize: int = 4096, *, clock: Clock = time.monotonic) -> None:
+        """Hold at most ``maxsize`` results; ``clock`` times their expiry."""
         self._cache: TLRUCache[str, tuple[float, dict[str, Any]]] = TLRUCache(
-            maxsize=maxsize, ttu=lambda _key, value, now: now + value[0], timer=time.monotonic
+            maxsize=maxsize, ttu=lambda _key, value, now: now + value[0], timer=clock
         )
         self._lock = threading.Lock()
 

@@ -22,13 +22,16 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel
 
 from graph.checkpoint.masking import MaskingSerializer
+from scenarios.sales.tools import SALES_POLICY
 from state import MAX_PROTOCOL_BYTES, ProtocolMessage, append_protocol
+from tests.helpers import default_registry
 from tools.db import Database
 from tools.executor import ActionExecutor, ExecutorSettings
+from tools.permissions import Permissions
 from tools.pii import find_pin, mask_text, normalize
 from tools.readonly_sql import QueryFailed, QueryRefused, QueryTimeout, run
 from tools.registry import ToolCard, ToolContext, ToolRegistry
-from tools.sales import SALES_POLICY
+from tools.untrusted import looks_like_instruction
 
 PAYLOADS = Path(__file__).parent / "payloads"
 FAST_SLICE = 12
@@ -93,7 +96,7 @@ class _Note(BaseModel):
 
 
 def _tool_executor(output: Any) -> tuple[ActionExecutor, ToolContext]:
-    registry = ToolRegistry()
+    registry = ToolRegistry(permissions=Permissions.merged({"customer": {"order:read"}}))
     registry.register(
         ToolCard(
             name="read_review_text",
@@ -128,15 +131,11 @@ def check_tool_injection(text: str) -> str | None:
 
 def check_user_injection(text: str) -> str | None:
     """Instruction-like user text is flagged (the audit shows the attempt)."""
-    from tools.untrusted import looks_like_instruction
-
     return None if looks_like_instruction(text) else "not flagged"
 
 
 def check_benign(text: str) -> str | None:
     """Ordinary text is not flagged."""
-    from tools.untrusted import looks_like_instruction
-
     return "flagged (false positive)" if looks_like_instruction(text) else None
 
 
@@ -188,8 +187,6 @@ def malformed_calls() -> list[tuple[str, Any]]:
 
 def check_malformed_call(call: Any) -> str | None:
     """The executor answers with a structured failure and writes an audit record."""
-    from tools.catalog import default_registry
-
     executor = ActionExecutor(default_registry(), settings=ExecutorSettings(max_attempts=1))
     ctx = ToolContext(user_id="u_10001", user_role="customer", session_id="s", task_id="t")
     try:

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from tests.attack.corpus import CATEGORIES, attempts
-from tools.db import Database
+from tests.helpers import open_database
 
 
 def main() -> int:
@@ -18,7 +18,7 @@ def main() -> int:
     breaches: list[str] = []
     rows: list[tuple[str, int, int]] = []
     with tempfile.TemporaryDirectory() as folder:
-        db = Database(Path(folder) / "business.db")
+        db = open_database(Path(folder) / "business.db")
         for category in CATEGORIES:
             tried = failed = 0
             for label, breach in attempts(category, db):

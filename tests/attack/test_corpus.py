@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.attack.corpus import CATEGORIES, FAST_SLICE, Category
+from tests.helpers import open_database
 from tools.db import Database
 
 
@@ -25,7 +26,7 @@ def _cases(full: bool) -> list[object]:
 
 @pytest.fixture(scope="module")
 def attack_db(tmp_path_factory: pytest.TempPathFactory) -> Database:
-    return Database(Path(tmp_path_factory.mktemp("attack")) / "business.db")
+    return open_database(Path(tmp_path_factory.mktemp("attack")) / "business.db")
 
 
 def _run(category: Category, payload: object, db: Database) -> str | None:

@@ -8,9 +8,16 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from langgraph.types import Command
 
+from scenarios.appointment.tools import (
+    NotificationBackends,
+    list_departments,
+    list_doctors,
+    list_free_slots,
+)
 from state import Context
 from tests.conftest import ALICE, BOB, registry_with, say
-from tools.appointments import NotificationBackends, list_free_slots
+from tests.helpers import set_env
+from tools.errors import PermanentToolError
 
 pytestmark = pytest.mark.integration
 
@@ -20,7 +27,7 @@ CONFIG = {"configurable": {"thread_id": "t1"}}
 
 @pytest.fixture(autouse=True)
 def june_18(monkeypatch):
-    monkeypatch.setenv("REACH_TODAY", "2024-06-18")
+    set_env(monkeypatch, "REACH_TODAY", "2024-06-18")
 
 
 def slot(db, slot_id="S-005"):
@@ -60,8 +67,6 @@ def test_lookups_run_concurrently(make_app, db):
     def slow(args, ctx):
         time.sleep(0.3)
         return list_free_slots(args, ctx)
-
-    from tools.appointments import list_departments, list_doctors
 
     def slow_departments(args, ctx):
         time.sleep(0.3)
@@ -118,8 +123,6 @@ def test_failed_notification_keeps_the_booking(make_app, db, monkeypatch):
 
 
 def test_failed_booking_releases_the_hold(make_app, db):
-    from tools.errors import PermanentToolError
-
     def broken(args, ctx):
         raise PermanentToolError("booking service error")
 

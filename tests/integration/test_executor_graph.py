@@ -12,11 +12,13 @@ from langgraph.types import Command
 from graph import time_travel
 from nodes.services import Services
 from nodes.tool import make_tool_node
+from scenarios import SCENARIOS
+from scenarios.delivery.tools import query_order_status, request_refund, urge_delivery
 from tests.conftest import ALICE, fast_executor, nodes_visited, registry_with, say
-from tools.catalog import default_registry
+from tests.helpers import default_executor, default_registry
+from tools import executor as executor_module
 from tools.errors import PermanentToolError, TransientToolError
 from tools.guards import CircuitBreakers
-from tools.orders import query_order_status, request_refund, urge_delivery
 
 pytestmark = pytest.mark.integration
 
@@ -101,7 +103,6 @@ def test_refund_exists_once_after_resume_replay_and_a_crash(make_app, db, monkey
     crash_app = make_app(registry=registry)
     config = {"configurable": {"thread_id": "crash"}}
     crash_app.invoke({"messages": [("user", "我要退款 OD-20240618-001")]}, config, context=ALICE)
-    from tools import executor as executor_module
 
     original_finish = executor_module.ActionExecutor._finish
     state = {"crashed": False}
@@ -240,6 +241,7 @@ def test_eight_independent_calls_in_one_tool_node_run_concurrently(db):
         }
 
     services = Services(
+        scenarios=SCENARIOS,
         registry=registry_with("query_order_status", handler=slow, cache_ttl_s=None),
         database_factory=lambda: db,
         executor_factory=fast_executor,
@@ -266,8 +268,6 @@ def test_eight_independent_calls_in_one_tool_node_run_concurrently(db):
 
 
 def test_default_executor_keeps_idempotency_in_sqlite_across_processes(data_dir, db):
-    from tools.catalog import default_executor
-
     executor = default_executor(default_registry())
     assert (data_dir / "executor.db").exists()
     executor.audit.flush()

@@ -3,17 +3,18 @@ in two round trips per call."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
 from redis import Redis
 from redis.connection import AbstractConnection
 
+from scenarios.delivery.tools import query_order_status
 from tests.conftest import fast_executor, registry_with
+from tests.helpers import default_executor, default_registry, set_env
 from tools.admission import RedisAdmission
-from tools.catalog import default_executor, default_registry
 from tools.executor import Decision
-from tools.orders import query_order_status
 from tools.registry import ToolContext
 
 pytestmark = pytest.mark.integration
@@ -74,8 +75,6 @@ def test_key_reuse_rate_limit_and_cache_in_redis(admission, ctx):
 
 
 def dict_task(ctx, task_id):
-    import dataclasses
-
     return dataclasses.replace(ctx, task_id=task_id)
 
 
@@ -100,7 +99,7 @@ def test_a_call_costs_two_redis_round_trips(admission, ctx, monkeypatch, redis_s
 
 
 def test_default_executor_uses_redis_when_configured(redis_url, monkeypatch, data_dir, ctx):
-    monkeypatch.setenv("REDIS_URL", redis_url)
+    set_env(monkeypatch, "REDIS_URL", redis_url)
     executor = default_executor(default_registry())
     assert isinstance(executor.admission, RedisAdmission)
     started = time.perf_counter()

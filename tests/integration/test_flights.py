@@ -9,7 +9,10 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from tests.conftest import ALICE, say
+from graph import time_travel
+from tests.conftest import ALICE, fast_executor, say
+from tests.helpers import set_env
+from tools.audit import AuditLog
 
 pytestmark = pytest.mark.integration
 
@@ -21,7 +24,7 @@ CONFIG = {"configurable": {"thread_id": "t1"}}
 
 @pytest.fixture(autouse=True)
 def june_18(monkeypatch):
-    monkeypatch.setenv("REACH_TODAY", "2024-06-18")
+    set_env(monkeypatch, "REACH_TODAY", "2024-06-18")
 
 
 def seats(db, flight="MU5101", day="2024-06-20") -> int:
@@ -135,9 +138,6 @@ def test_sold_out_and_missing_route(make_app, db):
 
 
 def test_the_full_id_number_is_never_stored(make_app, db, tmp_path):
-    from tests.conftest import fast_executor
-    from tools.audit import AuditLog
-
     saver = InMemorySaver()
     audit = AuditLog(tmp_path / "audit.jsonl")
     app = make_app(
@@ -157,8 +157,6 @@ def test_the_full_id_number_is_never_stored(make_app, db, tmp_path):
 
 
 def test_replaying_the_booking_does_not_book_twice(make_app, db):
-    from graph import time_travel
-
     app = make_app()
     say(app, FULL)
     confirm(app)
@@ -204,7 +202,7 @@ def test_clarification_turns_are_measured(make_app, db, capsys):
 def test_returning_to_an_unfinished_booking_after_another_topic(
     make_app, db, httpserver, monkeypatch
 ):
-    monkeypatch.setenv("REACH_WEATHER_URL", httpserver.url_for(""))
+    set_env(monkeypatch, "REACH_WEATHER_URL", httpserver.url_for(""))
     httpserver.expect_request("/weather").respond_with_json(
         {"city": "Beijing", "temp_c": 30, "condition": "晴", "humidity": 20}
     )

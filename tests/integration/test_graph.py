@@ -5,6 +5,7 @@ import json
 import pytest
 from langgraph.types import Command
 
+from scenarios.delivery.tools import query_order_status
 from tests.conftest import ALICE, BOB, nodes_visited, registry_with, say
 from tools.errors import PermanentToolError, TransientToolError
 
@@ -76,8 +77,6 @@ def test_reflect_refine_can_resolve_the_intent(app):
 
 
 def test_transient_failure_then_success_through_reflect_refine(make_app):
-    from tools.orders import query_order_status
-
     attempts = []
 
     def flaky(args, ctx):

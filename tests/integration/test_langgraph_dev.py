@@ -1,74 +1,53 @@
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
-
-import httpx
 import pytest
 from langgraph_sdk import get_client
 
+from tests.services.langgraph_server import TEST_AUTH_SECRET, langgraph_dev
+from tools.db import Database
+from tools.settings import Settings
+from tools.tokens import issue_token
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
-def dev_server(tmp_path_factory):
-    tmp_path = tmp_path_factory.mktemp("langgraph-dev")
-    port = free_port()
-    langgraph = Path(sys.executable).parent / "langgraph"
-    env = {**os.environ, "REACH_DATA_DIR": str(tmp_path), "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
-    log = (tmp_path / "dev.log").open("w")
-    proc = subprocess.Popen(
-        [
-            str(langgraph),
-            "dev",
-            "--no-browser",
-            "--no-reload",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"langgraph dev exited: {(tmp_path / 'dev.log').read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("langgraph dev did not start within 90 s")
-    yield url
-    proc.terminate()
+def dev_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("langgraph-dev")
+
+
+@pytest.fixture(scope="module")
+def dev_server(dev_dir):
+    with langgraph_dev(dev_dir) as url:
+        yield url
+
+
+def refunds(data_dir, order_id: str) -> list[dict]:
+    """The refunds the served graph wrote to its business database."""
+    database = Database(data_dir / "business.db")
     try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        return database.query("SELECT user_id, reason FROM refunds WHERE order_id = ?", (order_id,))
+    finally:
+        database.close()
+
+
+def chat_ui_input(text: str) -> dict:
+    """An input message exactly as agent-chat-ui sends it: content blocks, no context."""
+    return {"messages": [{"type": "human", "content": [{"type": "text", "text": text}]}]}
+
+
+def token_for(user_id: str, role: str = "customer") -> str:
+    """Sign a token the test server accepts."""
+    return issue_token(user_id, role, 600, settings=Settings(REACH_AUTH_SECRET=TEST_AUTH_SECRET))
+
+
+def client_for(url: str, user_id: str = "u_10001", role: str = "customer"):
+    """A client authenticated as ``user_id``, the way agent-chat-ui does (x-api-key)."""
+    return get_client(url=url, api_key=token_for(user_id, role))
 
 
 async def test_a_thread_runs_through_the_langgraph_api(dev_server):
-    client = get_client(url=dev_server)
+    client = client_for(dev_server)
     assistants = await client.assistants.search(graph_id="agent")
     assert assistants, "graph 'agent' from langgraph.json is served"
     thread = await client.threads.create()
@@ -95,24 +74,40 @@ async def test_a_thread_runs_through_the_langgraph_api(dev_server):
     assert history[0]["next"] == []
 
 
-async def test_a_confirmation_round_trip_through_the_api(dev_server):
-    client = get_client(url=dev_server)
+async def pending_refund(client) -> str:
+    """Start a refund of u_10001's delivered order; return the thread waiting to confirm."""
     thread = await client.threads.create()
-    context = {"user_id": "u_10001", "user_role": "customer"}
     await client.runs.wait(
-        thread["thread_id"],
-        "agent",
-        input={"messages": [{"role": "user", "content": "我要退款 OD-20240618-002"}]},
-        context=context,
+        thread["thread_id"], "agent", input=chat_ui_input("订单 OD-20240618-002 洒了，我要退款")
     )
     state = await client.threads.get_state(thread["thread_id"])
     assert state["next"] == ["tool"]
     interrupt_value = state["tasks"][0]["interrupts"][0]["value"]
     assert interrupt_value["type"] == "confirm_action"
-    done = await client.runs.wait(
-        thread["thread_id"],
+    assert interrupt_value["action_requests"][0]["name"] == "request_refund"
+    assert interrupt_value["review_configs"][0]["action_name"] == "request_refund"
+    assert "request_id" not in str(interrupt_value)
+    return thread["thread_id"]
+
+
+async def test_chat_ui_reject_makes_no_refund(dev_server, dev_dir):
+    client = client_for(dev_server)
+    thread_id = await pending_refund(client)
+    await client.runs.wait(
+        thread_id,
         "agent",
-        command={"resume": {"decision": "approve"}},
-        context=context,
+        input={},
+        command={"resume": {"decisions": [{"type": "reject", "message": "不退了"}]}},
+    )
+    assert refunds(dev_dir, "OD-20240618-002") == []
+
+
+async def test_chat_ui_approve_makes_the_refund_once(dev_server, dev_dir):
+    client = client_for(dev_server)
+    thread_id = await pending_refund(client)
+    done = await client.runs.wait(
+        thread_id, "agent", input={}, command={"resume": {"decisions": [{"type": "approve"}]}}
     )
     assert "提交退款申请" in done["messages"][-1]["content"]
+    made = refunds(dev_dir, "OD-20240618-002")
+    assert [r["user_id"] for r in made] == ["u_10001"]

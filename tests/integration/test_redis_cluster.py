@@ -7,7 +7,7 @@ from redis.cluster import RedisCluster
 
 from graph import time_travel
 from graph.builder import build_graph
-from graph.checkpoint.redis import PlainRedisSaver
+from graph.checkpoint.plain_redis import PlainRedisSaver
 from tests.conftest import ALICE, fast_executor, say
 from tests.services import RedisClusterSet
 

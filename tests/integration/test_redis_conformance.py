@@ -11,7 +11,7 @@ from langgraph.checkpoint.conformance.report import ProgressCallbacks
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
-from graph.checkpoint.redis import PlainRedisSaver
+from graph.checkpoint.plain_redis import PlainRedisSaver
 
 pytestmark = pytest.mark.integration
 

@@ -18,10 +18,11 @@ from redis.connection import AbstractConnection
 from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
-from graph.checkpoint.redis import PlainRedisSaver
+from graph.checkpoint.plain_redis import PlainRedisSaver
 from state import Context
 from tests.conftest import ALICE, BOB, fast_executor, say
 from tests.services import RedisServer
+from tools.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -267,11 +268,10 @@ async def test_fifty_threads_concurrently_through_the_async_graph(redis_saver, d
         assert all(s.config["configurable"]["thread_id"] == f"conc-{i}" for s in history)
 
 
-def test_factory_prefers_plain_saver_when_modules_are_missing(redis_url, monkeypatch, caplog):
-    monkeypatch.setenv("REDIS_URL", redis_url)
-    monkeypatch.setenv("REACH_REDIS_SAVER", "langgraph")
-    saver = make_checkpointer()
+def test_factory_prefers_plain_saver_when_modules_are_missing(redis_url, caplog):
+    settings = Settings(redis_url=redis_url, redis_saver="langgraph")
+    saver = make_checkpointer(settings=settings)
     assert isinstance(saver, PlainRedisSaver)
     assert "needs Redis modules" in caplog.text
-    monkeypatch.setenv("REACH_CHECKPOINTER", "memory")
-    assert isinstance(make_checkpointer(), InMemorySaver)
+    memory = settings.model_copy(update={"checkpointer": "memory"})
+    assert isinstance(make_checkpointer(settings=memory), InMemorySaver)

@@ -7,6 +7,7 @@ from langgraph.types import Command
 
 from state import Context
 from tests.conftest import ALICE, registry_with, say
+from tests.helpers import set_env
 from tools.errors import PermanentToolError
 
 pytestmark = pytest.mark.integration
@@ -19,7 +20,7 @@ FLIGHT = f"帮我订一张2024-06-20从上海去北京的机票，乘客张三�
 
 @pytest.fixture(autouse=True)
 def june_18(monkeypatch):
-    monkeypatch.setenv("REACH_TODAY", "2024-06-18")
+    set_env(monkeypatch, "REACH_TODAY", "2024-06-18")
 
 
 @pytest.mark.parametrize(

@@ -4,12 +4,15 @@ they leave behind."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from werkzeug import Response
 
 from state import Context
-from tests.conftest import ALICE, nodes_visited, registry_with, say
+from tests.conftest import ALICE, fast_executor, nodes_visited, registry_with, say
+from tests.helpers import default_registry, set_env
+from tools.audit import AuditLog
 
 pytestmark = pytest.mark.integration
 
@@ -21,7 +24,7 @@ ANALYST = Context(user_id="u_80001", user_role="analyst")
 
 @pytest.fixture
 def weather_api(httpserver, monkeypatch):
-    monkeypatch.setenv("REACH_WEATHER_URL", httpserver.url_for(""))
+    set_env(monkeypatch, "REACH_WEATHER_URL", httpserver.url_for(""))
     return httpserver
 
 
@@ -75,10 +78,8 @@ def test_weather_404_is_an_unknown_city(make_app, weather_api):
 
 
 def test_weather_timeout_gives_a_degraded_reply(make_app, weather_api, monkeypatch):
-    import time as _time
-
     def slow(request):
-        _time.sleep(0.5)
+        time.sleep(0.5)
         return Response(json.dumps(report()), content_type="application/json")
 
     weather_api.expect_request("/weather").respond_with_handler(slow)
@@ -103,7 +104,7 @@ def test_weather_field_drift_is_reported_not_turned_into_an_empty_answer(make_ap
 
 
 def test_weather_unreachable_api(make_app, monkeypatch):
-    monkeypatch.setenv("REACH_WEATHER_URL", "http://127.0.0.1:9")  # nothing listens there
+    set_env(monkeypatch, "REACH_WEATHER_URL", "http://127.0.0.1:9")  # nothing listens there
     out = say(make_app(max_tool_retries=0), "北京天气")
     assert "暂时无法获取北京的天气" in out["messages"][-1].content
 
@@ -113,7 +114,7 @@ def test_weather_unreachable_api(make_app, monkeypatch):
 
 @pytest.fixture
 def july_2024(monkeypatch):
-    monkeypatch.setenv("REACH_TODAY", "2024-07-15")
+    set_env(monkeypatch, "REACH_TODAY", "2024-07-15")
 
 
 def test_sales_question_is_answered_from_the_table(make_app, db, july_2024):
@@ -148,9 +149,6 @@ def test_customers_may_not_read_sales(make_app, july_2024):
 
 
 def test_generated_sql_is_audited_and_the_database_is_unchanged(make_app, db, july_2024):
-    from tests.conftest import fast_executor
-    from tools.audit import AuditLog
-
     audit = AuditLog()
     app = make_app(executor_factory=lambda registry: fast_executor(registry, audit=audit))
     before = db.query("SELECT COUNT(*) AS n, SUM(amount_cents) AS s FROM sales")
@@ -202,8 +200,6 @@ def test_a_notification_is_sent_only_when_the_user_asks(make_app, db):
 
 
 def test_notification_tool_card_forbids_replying_with_it():
-    from tools.catalog import default_registry
-
     view = default_registry().get("send_notification").model_view()["function"]["description"]
     assert "Never use it to reply in the conversation" in view
 

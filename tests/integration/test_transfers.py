@@ -11,9 +11,10 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from graph import time_travel
+from scenarios.transfer.tools import FinanceBackends
 from tests.conftest import ALICE, say
-from tools.catalog import default_registry, finance_registry
-from tools.finance import FinanceBackends
+from tests.helpers import default_registry, finance_registry
 
 pytestmark = pytest.mark.integration
 
@@ -177,8 +178,6 @@ def test_the_customer_service_agent_has_no_finance_tools(db):
 
 
 def test_replaying_a_transfer_does_not_move_money_twice(make_app, db):
-    from graph import time_travel
-
     app = make_app()
     say(app, "帮我转500元给ACC-2001，密码123456")
     app.invoke(Command(resume="确认"), CONFIG, context=ALICE)

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
+import threading
 
 import pytest
 
+from scenarios.delivery.tools import query_order_status
 from tests.conftest import FAST, fast_executor, registry_with
-from tools.catalog import default_registry
+from tests.helpers import default_registry
+from tools.audit import AuditLog
+from tools.clock import FakeClock
 from tools.errors import PermanentToolError, TransientToolError
 from tools.executor import Decision, ExecutorSettings, PreparedCall, request_id_for
 from tools.guards import CircuitBreakers, RateLimiter, TaskGuards, TaskHistory
-from tools.orders import query_order_status
-from tools.registry import ToolContext
-from tools.stores import MemoryIdempotencyStore, SQLiteIdempotencyStore
+from tools.registry import InvalidToolCardError, ToolContext
+from tools.stores import MemoryIdempotencyStore, MemoryResultCache, SQLiteIdempotencyStore
 
 STATUS = {"name": "query_order_status", "parameters": {"order_id": "OD-20240618-001"}}
 REFUND = {"name": "request_refund", "parameters": {"order_id": "OD-20240618-002"}}
@@ -31,6 +33,20 @@ def ctx(db):
 
 def make(registry=None, **options):
     return fast_executor(registry or default_registry(), **options)
+
+
+@pytest.fixture
+def clock():
+    """Time for the stores, breakers and limits: tests advance it instead of sleeping."""
+    return FakeClock()
+
+
+@pytest.fixture
+def gate():
+    """An event slow handlers wait on; set at teardown, so no handler thread outlives a test."""
+    event = threading.Event()
+    yield event
+    event.set()
 
 
 UPSTREAM_503 = TransientToolError("upstream 503")
@@ -267,15 +283,16 @@ def test_idempotency_record_survives_the_process_in_sqlite(ctx, tmp_path):
     assert result["duplicated"] is True and len(calls) == 1
 
 
-def test_idempotency_boundary_retention(ctx, tmp_path):
-    store = SQLiteIdempotencyStore(tmp_path / "idem.db", retention_s=0.05)
+def test_idempotency_boundary_retention(ctx, tmp_path, clock):
+    store = SQLiteIdempotencyStore(tmp_path / "idem.db", retention_s=0.05, clock=clock)
     handler, calls = counting()
     executor = make(
         registry_with("query_order_status", handler=handler, cache_ttl_s=None), idempotency=store
     )
     executor.execute(STATUS, ctx)
+    clock.advance(0.05)  # boundary: still live at its last instant
     assert executor.execute(STATUS, ctx)["duplicated"] is True
-    time.sleep(0.1)
+    clock.advance(0.05)
     assert executor.execute(STATUS, ctx)["duplicated"] is False
     assert len(calls) == 2
     assert store.purge_expired() == 0
@@ -299,35 +316,42 @@ def test_idempotency_failed_user_fixable_outcome_is_kept_transient_is_released(c
 # 7. limits -------------------------------------------------------------------------------
 
 
-def test_rate_limit_per_user_and_tool(ctx):
+def test_rate_limit_per_user_and_tool(ctx, clock):
     registry = registry_with("query_order_status", rate_limit="2/minute", cache_ttl_s=None)
     executor = make(
-        registry, rate_limiter=RateLimiter(), idempotency=MemoryIdempotencyStore(retention_s=0.0001)
+        registry,
+        rate_limiter=RateLimiter(clock=clock),
+        idempotency=MemoryIdempotencyStore(retention_s=0.0001, clock=clock),
     )
     assert executor.execute(STATUS, ctx)["status"] == "success"
-    time.sleep(0.01)
+    clock.advance(0.01)  # past the idempotency retention, so each call is a new request
     assert executor.execute(STATUS, ctx)["status"] == "success"
-    time.sleep(0.01)
+    clock.advance(0.01)
     third = executor.execute(STATUS, ctx)
     assert third["error_type"] == "rate_limited"
     other_user = dataclasses.replace(ctx, user_id="u_90001", user_role="agent")
     assert executor.execute(STATUS, other_user)["status"] == "success"
+    clock.advance(60)  # the window has moved past both counted calls
+    assert executor.execute(STATUS, ctx)["status"] == "success"
 
 
-def test_circuit_opens_after_consecutive_failures_then_recovers(ctx):
+def test_circuit_opens_after_consecutive_failures_then_recovers(ctx, clock):
     handler, calls = counting(fail_times=3, exc=PermanentToolError("500"))
     executor = make(
         registry_with("query_order_status", handler=handler, cache_ttl_s=None),
-        breakers=CircuitBreakers(fail_max=3, reset_timeout_s=0.2),
-        idempotency=MemoryIdempotencyStore(retention_s=0.0001),
+        breakers=CircuitBreakers(fail_max=3, reset_timeout_s=0.2, clock=clock),
+        idempotency=MemoryIdempotencyStore(retention_s=0.0001, clock=clock),
     )
     for _ in range(3):
         assert executor.execute(STATUS, ctx)["error_type"] == "system"
-        time.sleep(0.002)
+        clock.advance(0.002)  # past the idempotency retention: the next call is new
     opened = executor.execute(STATUS, ctx)
     assert opened["error_type"] == "circuit_open"
     assert len(calls) == 3  # the open circuit did not call the backend
-    time.sleep(0.25)  # cool-down: one probe goes through (half-open) and succeeds
+    clock.advance(0.19)
+    assert executor.breakers.state("query_order_status") == "open"
+    clock.advance(0.01)  # cool-down over: one probe goes through (half-open) and succeeds
+    assert executor.breakers.state("query_order_status") == "half-open"
     assert executor.execute(STATUS, ctx)["status"] == "success"
     assert executor.breakers.state("query_order_status") == "closed"
 
@@ -377,14 +401,15 @@ def test_prerequisites_must_succeed_first(ctx):
 # 8. cache --------------------------------------------------------------------------------
 
 
-def test_cache_serves_idempotent_reads(ctx):
+def test_cache_serves_idempotent_reads(ctx, clock):
     handler, calls = counting()
     executor = make(
         registry_with("query_order_status", handler=handler, cache_ttl_s=5),
-        idempotency=MemoryIdempotencyStore(retention_s=0.0001),
+        idempotency=MemoryIdempotencyStore(retention_s=0.0001, clock=clock),
+        cache=MemoryResultCache(clock=clock),
     )
     executor.execute(STATUS, ctx)
-    time.sleep(0.001)
+    clock.advance(0.001)  # past the idempotency retention: only the cache can answer
     other_task = dataclasses.replace(ctx, task_id="t2")
     cached = executor.execute(STATUS, other_task)
     assert cached["flags"] == ["cached"] and cached["status"] == "success"
@@ -392,21 +417,23 @@ def test_cache_serves_idempotent_reads(ctx):
 
 
 def test_cache_never_serves_a_side_effect(ctx):
-    from tools.registry import InvalidToolCardError
-
     with pytest.raises(InvalidToolCardError):
         registry_with("urge_delivery", cache_ttl_s=5)
 
 
-def test_cache_boundary_expiry(ctx):
+def test_cache_boundary_expiry(ctx, clock):
     handler, calls = counting()
     executor = make(
         registry_with("query_order_status", handler=handler, cache_ttl_s=0.05),
-        idempotency=MemoryIdempotencyStore(retention_s=0.0001),
+        idempotency=MemoryIdempotencyStore(retention_s=0.0001, clock=clock),
+        cache=MemoryResultCache(clock=clock),
     )
     executor.execute(STATUS, ctx)
-    time.sleep(0.1)
+    clock.advance(0.04)
     executor.execute(STATUS, dataclasses.replace(ctx, task_id="t2"))
+    assert len(calls) == 1  # still fresh
+    clock.advance(0.06)
+    executor.execute(STATUS, dataclasses.replace(ctx, task_id="t3"))
     assert len(calls) == 2
 
 
@@ -445,9 +472,13 @@ def test_permanent_and_unexpected_failures_are_not_retried(ctx):
         assert len(calls) == 1
 
 
-def test_timeout_of_a_read_is_retried_and_of_a_side_effect_is_checked(ctx, db):
+# The timeout tests keep a real wait: the executor's own timeout (0.05 s per attempt) is what
+# they test. The handlers do not sleep; they block on ``gate`` until the test ends.
+
+
+def test_timeout_of_a_read_is_retried_and_of_a_side_effect_is_checked(ctx, db, gate):
     def slow(args, c):
-        time.sleep(0.3)
+        gate.wait(5)
         return {}
 
     read = make(
@@ -460,7 +491,7 @@ def test_timeout_of_a_read_is_retried_and_of_a_side_effect_is_checked(ctx, db):
 
     def slow_but_done(args, c):
         result = refund_card.handler(args, c)
-        time.sleep(0.3)
+        gate.wait(5)
         return result
 
     executor = make(registry_with("request_refund", handler=slow_but_done, timeout_s=0.05))
@@ -473,9 +504,9 @@ def test_timeout_of_a_read_is_retried_and_of_a_side_effect_is_checked(ctx, db):
     assert urge["status"] == "unknown" and urge["attempts"] == 1
 
 
-def test_unknown_outcome_is_not_repeated_on_a_rerun(ctx):
+def test_unknown_outcome_is_not_repeated_on_a_rerun(ctx, gate):
     def slow(args, c):
-        time.sleep(0.3)
+        gate.wait(5)
         return {}
 
     handler, calls = counting(handler=slow)
@@ -500,9 +531,35 @@ def test_async_handlers_are_supported(ctx):
     assert result["status"] == "success"
 
 
-def _sleepy_registry():
-    def sleepy(args, c):
-        time.sleep(0.2)
+class Overlap:
+    """Handlers that wait until ``target`` of them are running at once.
+
+    If the calls overlap, the target is reached at once and nobody waits; if they ran one
+    after another, each would give up after ``patience_s`` and ``peak`` would stay at 1.
+    """
+
+    def __init__(self, target: int, patience_s: float = 2.0) -> None:
+        self.target = target
+        self.patience_s = patience_s
+        self.running = 0
+        self.peak = 0
+        self._lock = threading.Lock()
+        self._reached = threading.Event()
+
+    def enter(self) -> None:
+        with self._lock:
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+            if self.running >= self.target:
+                self._reached.set()
+        self._reached.wait(self.patience_s)
+        with self._lock:
+            self.running -= 1
+
+
+def _overlapping_registry(overlap: Overlap):
+    def overlapping(args, c):
+        overlap.enter()
         return {
             "order_id": args.order_id,
             "status": "delivering",
@@ -510,7 +567,7 @@ def _sleepy_registry():
             "eta_date": None,
         }
 
-    return registry_with("query_order_status", handler=sleepy, cache_ttl_s=None)
+    return registry_with("query_order_status", handler=overlapping, cache_ttl_s=None)
 
 
 EIGHT = [
@@ -519,25 +576,25 @@ EIGHT = [
 
 
 def test_eight_independent_calls_run_concurrently(ctx):
-    executor = make(_sleepy_registry(), idempotency=MemoryIdempotencyStore())
+    overlap = Overlap(target=8)
+    executor = make(_overlapping_registry(overlap), idempotency=MemoryIdempotencyStore())
     owner = dataclasses.replace(ctx, user_role="agent")  # may read any order
-    started = time.perf_counter()
     results = executor.execute_many(EIGHT, owner)
-    elapsed = time.perf_counter() - started
     assert [r["status"] for r in results] == ["success"] * 8
     assert [r["data"]["order_id"] for r in results] == [c["parameters"]["order_id"] for c in EIGHT]
     assert all(r["attempts"] == 1 for r in results)
-    assert elapsed < 0.8, elapsed  # sequential would take 1.6 s
+    assert overlap.peak == 8  # all eight handlers were running at the same time
 
 
 async def test_eight_independent_calls_run_concurrently_async(ctx):
-    executor = make(_sleepy_registry())
+    # ``aexecute`` runs on the event loop's default thread pool, min(32, CPUs + 4) threads,
+    # so on a small machine only some of the eight can overlap; four proves they do.
+    overlap = Overlap(target=4)
+    executor = make(_overlapping_registry(overlap))
     owner = dataclasses.replace(ctx, user_role="agent")
-    started = time.perf_counter()
     results = await executor.aexecute_many(EIGHT, owner)
-    elapsed = time.perf_counter() - started
-    assert len(results) == 8
-    assert elapsed < 0.8, elapsed
+    assert [r["status"] for r in results] == ["success"] * 8
+    assert overlap.peak >= 4
 
 
 # 10–12. normalize, sanitize, audit ------------------------------------------------------
@@ -585,8 +642,6 @@ def test_output_is_masked_and_instructions_in_it_are_flagged(ctx):
 
 
 def test_every_call_is_audited_with_masked_arguments(ctx, tmp_path):
-    from tools.audit import AuditLog
-
     audit = AuditLog(tmp_path / "audit.jsonl")
     executor = make(audit=audit)
     executor.execute(STATUS, ctx)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from state import MAX_PROTOCOL_BYTES, append_protocol
-from tools.catalog import default_registry
+from tests.helpers import default_registry
 from tools.executor import ActionExecutor, ExecutorSettings, PreparedCall
 from tools.parsing import ArgumentParseError, argument_problem, parse_arguments
 from tools.registry import ToolContext, ToolRegistry

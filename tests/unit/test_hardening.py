@@ -14,14 +14,15 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel, ValidationError
 
 from graph.checkpoint.masking import MaskingSerializer, mask_id_bytes
+from scenarios.sales.tools import SALES_POLICY
 from state import MAX_PROTOCOL_BYTES, ProtocolMessage, append_protocol
-from tools.db import Database
+from tests.helpers import open_database
 from tools.executor import ActionExecutor, ExecutorSettings
 from tools.limits import MAX_USER_MESSAGE_CHARS, too_long, too_long_reply
+from tools.permissions import Permissions
 from tools.pii import find_pin, mask_pii, mask_text
 from tools.readonly_sql import QueryRefused, QueryTimeout, run
 from tools.registry import ToolCard, ToolContext, ToolRegistry
-from tools.sales import SALES_POLICY
 from tools.settings import SecretStr, Settings
 from tools.sql_guard import UnsafeQueryError, check_query
 from tools.types import Cents, FiniteFloat
@@ -74,7 +75,7 @@ def test_vault_tokens_and_order_numbers_are_not_mistaken_for_secrets():
 
 
 def test_vault_tokens_are_keyed_and_cannot_be_recomputed(tmp_path):
-    db = Database(tmp_path / "b.db")
+    db = open_database(tmp_path / "b.db")
     vault = IdentityVault(db, key=b"k" * 32)
     token = vault.store("u_10001", "123456", masked="******")
     assert token.startswith(TOKEN_PREFIX)
@@ -120,7 +121,7 @@ def test_alias_shadowing_recursive_cte_and_self_joins_are_refused(sql):
 
 
 def test_the_runner_stops_a_query_inside_sqlite_when_the_clock_passes_the_deadline(tmp_path):
-    db = Database(tmp_path / "b.db")
+    db = open_database(tmp_path / "b.db")
     ticks = itertools.count(0.0, 10.0)  # every look at the clock is 10 s later
     with pytest.raises(QueryTimeout):
         run(
@@ -135,7 +136,7 @@ def test_the_runner_stops_a_query_inside_sqlite_when_the_clock_passes_the_deadli
 
 
 def test_the_engine_refuses_a_hidden_column_even_if_the_guard_let_it_through(tmp_path):
-    db = Database(tmp_path / "b.db")
+    db = open_database(tmp_path / "b.db")
     lax = SALES_POLICY.__class__(tables=SALES_POLICY.tables, columns=SALES_POLICY.columns)
     with pytest.raises(QueryRefused):
         run(db, "SELECT product, amount_cents AS cost_cents FROM sales", policy=lax)
@@ -204,7 +205,7 @@ def test_strict_types_refuse_nan_infinity_and_bool_money(bad):
 
 
 def _executor_with(handler, parameters=_Weather, idempotent=True):
-    registry = ToolRegistry()
+    registry = ToolRegistry(permissions=Permissions.merged({"customer": {"order:read"}}))
     registry.register(
         ToolCard(
             name="query_weather_now",

@@ -14,7 +14,7 @@ from state import (
     append_protocol,
     merge_slots,
 )
-from tools.db import Database
+from tests.helpers import open_database
 
 
 def make(**fields):
@@ -136,7 +136,7 @@ def test_message_just_under_the_limit_is_accepted_and_over_is_cut_or_refused_on_
 
 
 def test_large_payload_is_stored_by_reference(tmp_path):
-    db = Database(tmp_path / "b.db")
+    db = open_database(tmp_path / "b.db")
     big = {"rows": [{"i": i, "text": "数据" * 20} for i in range(200)]}
     message = ProtocolMessage.fit(db, role="tool", content=big, session_id="s", task_id="t")
     assert message.size_bytes() <= MAX_PROTOCOL_BYTES

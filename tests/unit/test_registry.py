@@ -4,10 +4,20 @@ import dataclasses
 import json
 
 import pytest
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
-from tools.catalog import default_registry
-from tools.registry import InvalidToolCardError, ToolCard, ToolRegistry, validate_tool_name
+from tests.helpers import default_registry
+from tools.executor import ActionExecutor
+from tools.permissions import Permissions
+from tools.registry import (
+    InvalidToolCardError,
+    ToolCard,
+    ToolContext,
+    ToolRegistry,
+    validate_tool_name,
+)
 
 
 class NoArgs(BaseModel):
@@ -78,6 +88,7 @@ def test_model_view_is_openai_format_without_engineering_fields():
         "query_order_status",
         "request_refund",
         "urge_delivery",
+        "cancel_order",
         "query_weather",
         "query_sales_report",
         "book_flight_ticket",
@@ -101,8 +112,6 @@ def test_model_view_is_openai_format_without_engineering_fields():
 
 
 def test_model_view_binds_to_a_langchain_chat_model():
-    from langchain_core.utils.function_calling import convert_to_openai_tool
-
     for view in default_registry().model_view():
         assert convert_to_openai_tool(view) == view
 
@@ -115,9 +124,9 @@ def test_engineering_view_keeps_server_side_fields():
     assert view["checks_owner"] is True
 
 
-def test_selection_by_role_intent_and_limit():
+def test_selection_by_role_task_tools_and_limit():
     registry = default_registry()
-    assert [c.name for c in registry.select("customer", intent="REQUEST_REFUND")] == [
+    assert [c.name for c in registry.select("customer", names={"request_refund"})] == [
         "request_refund"
     ]
     staff = [c.name for c in registry.select("agent")]
@@ -125,7 +134,7 @@ def test_selection_by_role_intent_and_limit():
     assert [c.name for c in registry.select("analyst", domain="report")] == ["query_sales_report"]
     assert "query_sales_report" not in [c.name for c in registry.select("customer")]
     assert registry.select("guest") == []
-    big = ToolRegistry()
+    big = ToolRegistry(permissions=Permissions.merged({"customer": {"order:*"}}))
     for i in range(12):
         big.register(card(name=f"query_order_part{i}"))
     assert len(big.select("customer")) == 8
@@ -151,11 +160,6 @@ def test_runtime_enable_disable_deprecate_remove():
 
 
 def test_langchain_tools_bind_and_run_through_the_executor(db):
-    from langchain_openai import ChatOpenAI
-
-    from tools.executor import ActionExecutor
-    from tools.registry import ToolContext
-
     registry = default_registry()
     executor = ActionExecutor(registry)
     ctx = ToolContext(user_id="u_10001", user_role="customer", resources=db)
@@ -165,7 +169,13 @@ def test_langchain_tools_bind_and_run_through_the_executor(db):
     )
     bound = ChatOpenAI(model="m", api_key="k", base_url="http://127.0.0.1:9").bind_tools(tools)
     names = [t["function"]["name"] for t in bound.kwargs["tools"]]
-    assert names == ["query_order_status", "request_refund", "send_notification", "urge_delivery"]
+    assert names == [
+        "cancel_order",
+        "query_order_status",
+        "request_refund",
+        "send_notification",
+        "urge_delivery",
+    ]
     status = next(t for t in tools if t.name == "query_order_status")
     result = json.loads(status.invoke({"order_id": "OD-20240618-001"}))
     assert result["status"] == "success"

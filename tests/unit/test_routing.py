@@ -9,6 +9,10 @@ from nodes.routing import (
     route_after_slots,
     route_after_tool,
 )
+from nodes.tasks import ScenarioSet
+from scenarios import SCENARIOS
+
+CATALOG = ScenarioSet(SCENARIOS)
 
 
 @pytest.mark.parametrize(
@@ -22,13 +26,13 @@ from nodes.routing import (
     ],
 )
 def test_route_after_intent(state, expected):
-    assert route_after_intent(state) == expected
+    assert route_after_intent(state, scenarios=CATALOG) == expected
 
 
 def test_route_after_intent_uses_the_configured_threshold():
-    assert route_after_intent({"intent": "REQUEST_REFUND", "confidence": 0.7}, threshold=0.8) == (
-        "reflect_refine"
-    )
+    assert route_after_intent(
+        {"intent": "REQUEST_REFUND", "confidence": 0.7}, threshold=0.8, scenarios=CATALOG
+    ) == ("reflect_refine")
 
 
 @pytest.mark.parametrize(
@@ -43,7 +47,7 @@ def test_route_after_intent_uses_the_configured_threshold():
     ],
 )
 def test_route_after_reflect(state, expected):
-    assert route_after_reflect(state) == expected
+    assert route_after_reflect(state, scenarios=CATALOG) == expected
 
 
 @pytest.mark.parametrize(
@@ -51,7 +55,7 @@ def test_route_after_reflect(state, expected):
     [
         ({"missing_slots": ["order_id"], "pending_tool_calls": []}, "clarify"),
         ({"missing_slots": [], "pending_tool_calls": []}, "clarify"),
-        ({"missing_slots": [], "pending_tool_calls": [{"name": "x"}]}, "tool"),
+        ({"missing_slots": [], "pending_tool_calls": [{"name": "x"}]}, "propose"),
     ],
 )
 def test_route_after_slots(state, expected):
@@ -78,11 +82,14 @@ def failure(error_type="system", retryable=True):
     ],
 )
 def test_route_after_tool(state, expected):
-    assert route_after_tool(state, max_retries=2) == expected
+    assert route_after_tool(state, max_retries=2, scenarios=CATALOG) == expected
 
 
 def test_retry_limit_zero_hands_over_at_once():
-    assert route_after_tool({"error": failure(), "retry_count": 0}, max_retries=0) == "handoff"
+    assert (
+        route_after_tool({"error": failure(), "retry_count": 0}, max_retries=0, scenarios=CATALOG)
+        == "handoff"
+    )
 
 
 @pytest.mark.parametrize(
@@ -96,4 +103,4 @@ def test_retry_limit_zero_hands_over_at_once():
     ],
 )
 def test_route_after_tool_for_executor_outcomes(error, expected):
-    assert route_after_tool({"error": error, "retry_count": 0}) == expected
+    assert route_after_tool({"error": error, "retry_count": 0}, scenarios=CATALOG) == expected

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from scenarios.sales.tools import SALES_POLICY
 from tests.attack.corpus import lines
-from tools.sales import SALES_POLICY
 from tools.sql_guard import UnsafeQueryError, check_query
 
 PAYLOADS = lines("sql.txt")

@@ -4,7 +4,8 @@ from datetime import date
 
 import pytest
 
-from tools.sales import SALES_POLICY, question_to_sql
+from scenarios.sales.tools import SALES_POLICY, question_to_sql
+from tools.errors import UserFixableError
 from tools.sql_guard import UnsafeQueryError, check_query, with_row_limit
 
 ALLOWED = [
@@ -75,7 +76,5 @@ def test_questions_become_parameterized_sql(question, month, metric, shape):
 
 
 def test_a_question_the_rules_cannot_answer_is_user_fixable():
-    from tools.errors import UserFixableError
-
     with pytest.raises(UserFixableError):
         question_to_sql("销售团队有几个人", date(2024, 7, 15))

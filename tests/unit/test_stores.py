@@ -1,17 +1,21 @@
 from __future__ import annotations
 
-import time
-
 import pytest
 
+from tools.clock import FakeClock
 from tools.stores import MemoryIdempotencyStore, MemoryResultCache, SQLiteIdempotencyStore
 
 
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
 @pytest.fixture(params=["memory", "sqlite"])
-def store(request, tmp_path):
+def store(request, tmp_path, clock):
     if request.param == "memory":
-        return MemoryIdempotencyStore(retention_s=60)
-    return SQLiteIdempotencyStore(tmp_path / "idem.db", retention_s=60)
+        return MemoryIdempotencyStore(retention_s=60, clock=clock)
+    return SQLiteIdempotencyStore(tmp_path / "idem.db", retention_s=60, clock=clock)
 
 
 def test_claim_once_then_see_the_record(store):
@@ -30,10 +34,23 @@ def test_release_lets_a_request_be_tried_again(store):
     assert store.claim("r1", "f1").acquired
 
 
-def test_memory_cache_expires_per_entry():
-    cache = MemoryResultCache()
+def test_records_expire_after_the_retention_and_not_before(store, clock):
+    store.claim("r1", "f1")
+    store.complete("r1", "succeeded", {"status": "success"})
+    clock.advance(60)  # boundary: a record is live through its last second
+    assert store.peek("r1").state == "succeeded"
+    assert not store.claim("r1", "f1").acquired
+    clock.advance(0.001)
+    assert store.peek("r1") is None
+    assert store.claim("r1", "f1").acquired
+
+
+def test_memory_cache_expires_per_entry(clock):
+    cache = MemoryResultCache(clock=clock)
     cache.put("a", {"v": 1}, 0.05)
     cache.put("b", {"v": 2}, 5)
     assert cache.get("a") == {"v": 1}
-    time.sleep(0.08)
+    clock.advance(0.08)
     assert cache.get("a") is None and cache.get("b") == {"v": 2}
+    clock.advance(5)
+    assert cache.get("b") is None

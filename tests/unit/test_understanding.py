@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import pytest
 
+from nodes.tasks import ScenarioSet
 from nodes.understanding import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, detect_language
+from scenarios import SCENARIOS
 
-U = RuleBasedUnderstanding()
+U = RuleBasedUnderstanding(ScenarioSet(SCENARIOS))
 
 LABELLED = [
     # (text, intent the user means)

@@ -1,0 +1,99 @@
+"""``reach eval``: run the evaluation set against the agent and the bare baseline."""
+
+from __future__ import annotations
+
+import importlib
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+from rich.table import Table
+
+console = Console()
+
+
+def _understanding_factory(mode: str) -> Any:
+    """Return a factory of the understanding for ``mode``.
+
+    ``rules`` is built in; any other value is ``module:Factory`` (a class or function that
+    returns an object implementing ``nodes.understanding.Understanding``), so the model
+    modes plug in without this file changing.
+    """
+    from eval.backends import RuleBasedUnderstanding
+
+    if mode == "rules":
+        return RuleBasedUnderstanding
+    if ":" not in mode:
+        msg = f"unknown mode {mode!r}: use 'rules' or 'module:Factory'"
+        raise typer.BadParameter(msg)
+    module, name = mode.split(":", 1)
+    return getattr(importlib.import_module(module), name)
+
+
+def eval_command(
+    mode: Annotated[
+        str, typer.Option(help="rules, or module:Factory of an Understanding")
+    ] = "rules",
+    faults: Annotated[float, typer.Option(help="share of backend calls that fail")] = 0.0,
+    trials: Annotated[int, typer.Option(help="runs per case; pass^k uses all of them")] = 1,
+    cases: Annotated[Path | None, typer.Option(help="a case file or folder")] = None,
+    out: Annotated[Path | None, typer.Option(help="report folder")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the fault injector")] = 0,
+    only: Annotated[str | None, typer.Option(help="comma-separated case id prefixes")] = None,
+    bare: Annotated[bool, typer.Option(help="also run the bare baseline")] = True,
+) -> None:
+    """Run the evaluation set, score it by database state and calls, and write a report."""
+    from eval.harness import load_cases, run_evaluation
+    from eval.report import headline, write_report
+
+    chosen = load_cases(cases)
+    if only:
+        prefixes = tuple(p.strip() for p in only.split(",") if p.strip())
+        chosen = [case for case in chosen if case.id.startswith(prefixes)]
+    agents = ("agent", "bare") if bare else ("agent",)
+    total = len(chosen) * trials * len(agents)
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    ) as progress:
+        task = progress.add_task("evaluating", total=total)
+
+        def advance(run: Any) -> None:
+            mark = "ok" if run.passed else f"FAIL {run.cause}"
+            progress.update(task, advance=1, description=f"{run.agent} {run.case}: {mark}")
+
+        evaluation = run_evaluation(
+            chosen,
+            mode=mode,
+            understanding=_understanding_factory(mode),
+            fault_rate=faults,
+            trials=trials,
+            seed=seed,
+            agents=agents,
+            progress=advance,
+        )
+    folder = out or Path(".reach") / "eval" / datetime.now().strftime("%Y%m%d-%H%M%S")
+    report = write_report(evaluation, folder)
+    table = Table(title=f"mode {mode}, faults {faults}, {trials} trial(s), {len(chosen)} cases")
+    table.add_column("metric")
+    table.add_column("agent")
+    table.add_column("bare")
+    for row in headline(evaluation):
+        table.add_row(*row)
+    console.print(table)
+    console.print(f"report: {report} (and report.html)")
+
+
+def main() -> None:
+    """Run ``eval_command`` on its own (``python -m cli.eval``)."""
+    typer.run(eval_command)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,486 @@
+"""Drive evaluation cases through the compiled graph and score them by data and calls.
+
+Each run of a case gets a fresh seeded database, a fresh executor and a fresh graph, so
+runs never share state. A case passes when the final database equals the seed state plus
+the case's expected changes, the set of tools that reached a backend equals the expected
+one, the intent matches, and nothing crashed. The wording of replies is never scored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from eval.backends import (
+    TODAY_ENV,
+    WEATHER_URL_ENV,
+    ActionExecutor,
+    AuditLog,
+    Database,
+    ExecutorSettings,
+    RuleBasedUnderstanding,
+    ToolRegistry,
+    Understanding,
+    build_graph,
+    clear_settings_cache,
+    start_weather_server,
+)
+from eval.bare import BareExecutor
+from eval.faults import FaultInjector
+from state import Context
+
+CASES_DIR = Path(__file__).parent / "cases"
+DEFAULT_TODAY = "2024-06-18"
+USERS: dict[str, str] = {
+    "u_10001": "customer",
+    "u_10002": "customer",
+    "u_90001": "agent",
+    "u_80001": "analyst",
+}
+FAST = ExecutorSettings(backoff_initial_s=0.001, backoff_max_s=0.005, backoff_jitter_s=0.001)
+Agent = Literal["agent", "bare"]
+UnderstandingFactory = Callable[[], Understanding]
+
+# ---- cases ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """One scripted conversation and what it must leave behind."""
+
+    id: str
+    scenario: str
+    user: str
+    lang: str
+    turns: tuple[Any, ...]
+    """Strings are user messages; ``{"resume": answer}`` answers a confirmation."""
+    intent: str | None
+    calls: tuple[str, ...]
+    """Tools that must reach a backend (as a set); empty: none may."""
+    db: dict[str, Any]
+    """Expected changes to the seed snapshot (see ``snapshot``)."""
+    tags: tuple[str, ...] = ()
+    today: str = DEFAULT_TODAY
+    backend: dict[str, str] = field(default_factory=dict)
+    """Faults pinned to tools for this case (backend failures, injection)."""
+
+
+def load_cases(path: Path | None = None) -> list[Case]:
+    """Load every ``*.yaml`` under ``path`` (default ``eval/cases``); ids must be unique."""
+    root = path or CASES_DIR
+    files = [root] if root.is_file() else sorted(root.glob("*.yaml"))
+    cases: list[Case] = []
+    for file in files:
+        for raw in yaml.safe_load(file.read_text(encoding="utf-8")) or []:
+            cases.append(
+                Case(
+                    id=raw["id"],
+                    scenario=raw.get("scenario", file.stem),
+                    user=raw.get("user", "u_10001"),
+                    lang=raw.get("lang", "zh"),
+                    turns=tuple(raw["turns"]),
+                    intent=raw.get("intent"),
+                    calls=tuple(raw.get("calls") or ()),
+                    db=raw.get("db") or {},
+                    tags=tuple(raw.get("tags") or ()),
+                    today=str(raw.get("today", DEFAULT_TODAY)),
+                    backend=raw.get("backend") or {},
+                )
+            )
+    ids = Counter(case.id for case in cases)
+    dupes = [case_id for case_id, n in ids.items() if n > 1]
+    if dupes:
+        msg = f"duplicate case ids: {dupes}"
+        raise ValueError(msg)
+    return cases
+
+
+# ---- database state --------------------------------------------------------------------
+
+LIST_KEYS = ("refunds", "transfers", "flight_bookings", "appointments")
+COUNT_KEYS = ("urges", "notifications")
+MERGE_KEYS = ("balances", "seats", "slots")
+
+
+def snapshot(db: Database) -> dict[str, Any]:
+    """Return the business state the cases are scored on."""
+    return {
+        "refunds": sorted(
+            [r["order_id"], r["amount_cents"], r["status"]]
+            for r in db.query("SELECT order_id, amount_cents, status FROM refunds")
+        ),
+        "urges": {
+            r["order_id"]: r["n"]
+            for r in db.query(
+                "SELECT order_id, COUNT(*) AS n FROM delivery_urges GROUP BY order_id"
+            )
+        },
+        "notifications": {
+            f"{r['user_id']}:{r['channel']}": r["n"]
+            for r in db.query(
+                "SELECT user_id, channel, COUNT(*) AS n FROM notifications GROUP BY 1, 2"
+            )
+        },
+        "balances": {
+            r["account_id"]: r["balance_cents"]
+            for r in db.query("SELECT account_id, balance_cents FROM accounts")
+        },
+        "transfers": sorted(
+            [r["from_account"], r["to_account"], r["amount_cents"], r["status"]]
+            for r in db.query(
+                "SELECT from_account, to_account, amount_cents, status FROM transfers"
+            )
+        ),
+        "flight_bookings": sorted(
+            [r["flight_no"], r["flight_date"], r["user_id"], r["passenger_name"]]
+            for r in db.query(
+                "SELECT flight_no, flight_date, user_id, passenger_name FROM flight_bookings"
+            )
+        ),
+        "seats": {
+            f"{r['flight_no']}@{r['flight_date']}": r["seats_left"]
+            for r in db.query("SELECT flight_no, flight_date, seats_left FROM flights")
+        },
+        "appointments": sorted(
+            [r["slot_id"], r["user_id"]]
+            for r in db.query("SELECT slot_id, user_id FROM appointments")
+        ),
+        "slots": {
+            r["slot_id"]: r["status"]
+            for r in db.query("SELECT slot_id, status FROM appointment_slots")
+        },
+    }
+
+
+def expected_state(seed: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """Apply a case's expected changes to the seed snapshot."""
+    unknown = set(changes) - set(seed)
+    if unknown:
+        msg = f"unknown state keys {sorted(unknown)}; known: {sorted(seed)}"
+        raise ValueError(msg)
+    state = {key: value for key, value in seed.items()}
+    for key, value in changes.items():
+        if key in MERGE_KEYS:
+            state[key] = {**seed[key], **value}
+        elif key in LIST_KEYS:
+            state[key] = sorted(list(row) for row in value)
+        else:
+            state[key] = dict(value)
+    return state
+
+
+def duplicates(actual: dict[str, Any], expected: dict[str, Any]) -> int:
+    """Count business rows created more often than the case asked for."""
+    extra = 0
+    for key in LIST_KEYS:
+        have = Counter(tuple(row) for row in actual[key])
+        want = Counter(tuple(row) for row in expected[key])
+        extra += sum(max(0, n - max(want[row], 1)) for row, n in have.items())
+    for key in COUNT_KEYS:
+        for item, n in actual[key].items():
+            extra += max(0, n - max(expected[key].get(item, 0), 1))
+    return extra
+
+
+def diff(actual: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
+    """Return the keys whose actual value differs: ``{key: {"got": ..., "want": ...}}``."""
+    return {
+        key: {"got": actual[key], "want": expected[key]}
+        for key in expected
+        if actual[key] != expected[key]
+    }
+
+
+# ---- one run ------------------------------------------------------------------------------
+
+
+@dataclass
+class RunResult:
+    """The outcome of one case in one trial for one agent."""
+
+    case: str
+    scenario: str
+    agent: str
+    trial: int
+    passed: bool
+    cause: str | None
+    intent: str | None
+    reached: list[str]
+    db_diff: dict[str, Any]
+    duplicates: int
+    invalid_calls: int
+    permission_violations: int
+    handoff: bool
+    proposed_calls: int
+    intercepted_calls: int
+    latencies_ms: list[float]
+    faults: list[str]
+    error: str | None = None
+    replies: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def environment(**values: str) -> Iterator[None]:
+    """Set environment variables for the run and restore them after."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    clear_settings_cache()
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        clear_settings_cache()
+
+
+def run_case(
+    case: Case,
+    *,
+    agent: Agent = "agent",
+    understanding: UnderstandingFactory = RuleBasedUnderstanding,
+    fault_rate: float = 0.0,
+    trial: int = 0,
+    seed: int = 0,
+    workdir: Path,
+) -> RunResult:
+    """Drive ``case`` once on a fresh database and return its scored result."""
+    db = Database(workdir / f"{case.id}-{agent}-{trial}-{uuid.uuid4().hex[:6]}.db")
+    seed_state = snapshot(db)
+    injector = FaultInjector(
+        rate=fault_rate, seed=seed, case=case.id, trial=trial, pinned=dict(case.backend)
+    )
+    executors: list[ActionExecutor] = []
+
+    def executor_factory(registry: ToolRegistry) -> ActionExecutor:
+        wrapped = injector.wrap(registry)
+        executor: ActionExecutor
+        if agent == "bare":
+            executor = BareExecutor(wrapped)
+        else:
+            executor = ActionExecutor(wrapped, settings=FAST, audit=AuditLog())
+        executors.append(executor)
+        return executor
+
+    app = build_graph(
+        checkpointer=InMemorySaver(),
+        database_factory=lambda: db,
+        executor_factory=executor_factory,
+        understanding=understanding(),
+    )
+    config: dict[str, Any] = {"configurable": {"thread_id": f"eval-{case.id}-{trial}"}}
+    context = Context(user_id=case.user, user_role=USERS.get(case.user, "customer"))
+    latencies: list[float] = []
+    visited: list[str] = []
+    replies: list[str] = []
+    error = None
+    values: dict[str, Any] = {}
+    try:
+        with environment(**{TODAY_ENV: case.today}):
+            for turn in case.turns:
+                waiting = bool(app.get_state(config).next)
+                if isinstance(turn, dict) and "resume" in turn:
+                    if not waiting:
+                        continue  # nothing to answer: the flow did not ask
+                    payload: Any = Command(resume=turn["resume"])
+                elif waiting and isinstance(turn, str):
+                    payload = Command(resume=turn)  # the user's words answer the question
+                else:
+                    payload = {"messages": [("user", str(turn))]}
+                started = time.perf_counter()
+                for chunk in app.stream(payload, config, context=context, stream_mode="updates"):
+                    visited.extend(key for key in chunk if key != "__interrupt__")
+                latencies.append((time.perf_counter() - started) * 1000)
+                values = app.get_state(config).values
+                messages = values.get("messages") or []
+                if messages:
+                    replies.append(str(messages[-1].content))
+    except Exception as exc:  # noqa: BLE001 - a crash is a scored failure, not an abort
+        error = f"{type(exc).__name__}: {exc}"
+    finally:
+        for executor in executors:
+            with contextlib.suppress(Exception):
+                executor.audit.flush(1.0)
+    actual = snapshot(db)
+    want = expected_state(seed_state, case.db)
+    reached = sorted({call.tool for call in injector.calls})
+    db_diff = diff(actual, want)
+    dupes = duplicates(actual, want)
+    invalid = sum(1 for call in injector.calls if not call.valid)
+    violations = sum(1 for call in injector.calls if not call.permitted)
+    handoff = "handoff" in visited
+    proposed, intercepted = _intercepts(executors)
+    intent = values.get("intent")
+    calls_ok = set(reached) == set(case.calls)
+    intent_ok = case.intent is None or intent == case.intent
+    passed = error is None and not db_diff and calls_ok and intent_ok
+    cause = None
+    if not passed:
+        if error is not None:
+            cause = "crash"
+        elif violations:
+            cause = "permission violation"
+        elif dupes:
+            cause = "duplicate side effect"
+        elif not intent_ok:
+            cause = "wrong intent"
+        elif db_diff and handoff:
+            cause = "handed off"
+        elif db_diff:
+            cause = "wrong database state"
+        else:
+            cause = "wrong tool calls"
+    for executor in executors:
+        _close(executor)
+    db.close()
+    return RunResult(
+        case=case.id,
+        scenario=case.scenario,
+        agent=agent,
+        trial=trial,
+        passed=passed,
+        cause=cause,
+        intent=intent,
+        reached=reached,
+        db_diff=db_diff,
+        duplicates=dupes,
+        invalid_calls=invalid,
+        permission_violations=violations,
+        handoff=handoff,
+        proposed_calls=proposed,
+        intercepted_calls=intercepted,
+        latencies_ms=latencies,
+        faults=[f"{c.tool}:{c.fault}" for c in injector.calls if c.fault],
+        error=error,
+        replies=replies,
+    )
+
+
+def _intercepts(executors: Sequence[ActionExecutor]) -> tuple[int, int]:
+    """Count proposed calls and those the execution layer refused before any backend."""
+    proposed = intercepted = 0
+    for executor in executors:
+        if isinstance(executor, BareExecutor):
+            proposed += executor.proposed
+            continue
+        for record in executor.audit.records:
+            proposed += 1
+            if record.get("error_type") in ("validation", "permission_denied") or (
+                "owner_mismatch" in (record.get("flags") or [])
+            ):
+                intercepted += 1
+    return proposed, intercepted
+
+
+def _close(executor: ActionExecutor) -> None:
+    with contextlib.suppress(Exception):
+        executor.audit._queue.put(None)  # noqa: SLF001 - stop the audit thread of this run
+    with contextlib.suppress(Exception):
+        executor._pool.shutdown(wait=False)  # noqa: SLF001 - stop this run's worker pool
+
+
+# ---- a whole evaluation -------------------------------------------------------------------
+
+
+@dataclass
+class Evaluation:
+    """Every run of an evaluation, with the settings that produced it."""
+
+    mode: str
+    fault_rate: float
+    trials: int
+    seed: int
+    runs: list[RunResult]
+
+    def summary(self, agent: Agent) -> dict[str, Any]:
+        """Return the headline figures of one agent."""
+        return summarize([run for run in self.runs if run.agent == agent], self.trials)
+
+
+def summarize(runs: Sequence[RunResult], trials: int) -> dict[str, Any]:
+    """Aggregate runs: success, pass^k, side effects, violations, interventions, latency."""
+    by_case: dict[str, list[bool]] = {}
+    for run in runs:
+        by_case.setdefault(run.case, []).append(run.passed)
+    latencies = sorted(ms for run in runs for ms in run.latencies_ms)
+    proposed = sum(run.proposed_calls for run in runs)
+    intercepted = sum(run.intercepted_calls for run in runs)
+    return {
+        "runs": len(runs),
+        "cases": len(by_case),
+        "task_success": sum(run.passed for run in runs) / len(runs) if runs else 0.0,
+        "pass_k": (sum(all(v) for v in by_case.values()) / len(by_case)) if by_case else 0.0,
+        "k": trials,
+        "duplicate_side_effects": sum(run.duplicates for run in runs),
+        "invalid_calls_reaching_backend": sum(run.invalid_calls for run in runs),
+        "permission_violations": sum(run.permission_violations for run in runs),
+        "human_interventions": sum(run.handoff for run in runs),
+        "validation_intercept_rate": intercepted / proposed if proposed else 0.0,
+        "crashes": sum(run.error is not None for run in runs),
+        "latency_mean_ms": statistics.fmean(latencies) if latencies else 0.0,
+        "latency_p99_ms": _percentile(latencies, 0.99),
+        "causes": dict(Counter(run.cause for run in runs if run.cause)),
+    }
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    index = min(len(values) - 1, max(0, round(q * len(values) + 0.5) - 1))
+    return values[index]
+
+
+def run_evaluation(
+    cases: Sequence[Case],
+    *,
+    mode: str = "rules",
+    understanding: UnderstandingFactory = RuleBasedUnderstanding,
+    fault_rate: float = 0.0,
+    trials: int = 1,
+    seed: int = 0,
+    agents: Sequence[Agent] = ("agent", "bare"),
+    progress: Callable[[RunResult], None] | None = None,
+) -> Evaluation:
+    """Run every case ``trials`` times for each agent, on the same seeded faults."""
+    runs: list[RunResult] = []
+    server, url = start_weather_server()
+    try:
+        with (
+            tempfile.TemporaryDirectory(prefix="reach-eval-") as tmp,
+            environment(**{WEATHER_URL_ENV: url}),
+        ):
+            for trial in range(trials):
+                for case in cases:
+                    for agent in agents:
+                        run = run_case(
+                            case,
+                            agent=agent,
+                            understanding=understanding,
+                            fault_rate=fault_rate,
+                            trial=trial,
+                            seed=seed,
+                            workdir=Path(tmp),
+                        )
+                        runs.append(run)
+                        if progress is not None:
+                            progress(run)
+    finally:
+        shutdown = getattr(server, "shutdown", None)
+        if callable(shutdown):
+            shutdown()
+    return Evaluation(mode=mode, fault_rate=fault_rate, trials=trials, seed=seed, runs=runs)

@@ -1,0 +1,114 @@
+"""The saver's Lua scripts, and their registration on a client.
+
+Each script touches only the five keys of one thread (plus, for ``PUT`` on a standalone
+server, the run index), so it runs in one Cluster slot and lands atomically: a checkpoint,
+its blobs, its index entry and the TTL refresh are written together or not at all.
+
+``PUT`` stores a checkpoint; ``PUT_WRITES`` stores a task's pending writes (a replayed write
+does not duplicate); ``GET`` reads a checkpoint (the latest when no id is given) with its
+channel values and pending writes, and refreshes the TTL, all in one round trip.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+PUT = """
+local ttl = tonumber(ARGV[1])
+redis.call('ZADD', KEYS[1], 0, ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+local n = tonumber(ARGV[4])
+for i = 0, n - 1 do
+  redis.call('HSET', KEYS[3], ARGV[5 + 2 * i], ARGV[6 + 2 * i])
+end
+if KEYS[6] then
+  redis.call('SADD', KEYS[6], ARGV[5 + 2 * n])
+end
+if ttl > 0 then
+  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+return 1
+"""
+
+PUT_WRITES = """
+local ttl = tonumber(ARGV[1])
+local n = tonumber(ARGV[3])
+local added = ''
+for i = 0, n - 1 do
+  local f = ARGV[4 + 3 * i]
+  local created
+  if ARGV[6 + 3 * i] == '1' then
+    created = redis.call('HSET', KEYS[4], f, ARGV[5 + 3 * i])
+  else
+    created = redis.call('HSETNX', KEYS[4], f, ARGV[5 + 3 * i])
+  end
+  if created == 1 then added = added .. string.len(f) .. ':' .. f .. ',' end
+end
+if added ~= '' then
+  local cur = redis.call('HGET', KEYS[5], ARGV[2]) or ''
+  redis.call('HSET', KEYS[5], ARGV[2], cur .. added)
+end
+if ttl > 0 then
+  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+return 1
+"""
+
+GET = """
+local function netstrings(s, from, to)
+  local out, pos = {}, from
+  while pos <= to do
+    local colon = string.find(s, ':', pos, true)
+    local len = tonumber(string.sub(s, pos, colon - 1))
+    out[#out + 1] = string.sub(s, colon + 1, colon + len)
+    pos = colon + len + 2
+  end
+  return out
+end
+local m = ARGV[4]
+if m == '' then
+  m = redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[3], ARGV[2], 'LIMIT', 0, 1)[1]
+  if not m then return false end
+end
+local rec = redis.call('HGET', KEYS[2], m)
+if not rec then return false end
+local w = redis.call('HGET', KEYS[5], m) or ''
+local ns = string.sub(m, 1, string.find(m, '\\0', 1, true) - 1)
+local colon = string.find(rec, ':', 1, true)
+local refs = netstrings(rec, colon + 1, colon + tonumber(string.sub(rec, 1, colon - 1)))
+local blobs = {}
+if #refs > 0 then
+  for i = 1, #refs do refs[i] = ns .. '\\0' .. refs[i] end
+  blobs = redis.call('HMGET', KEYS[3], unpack(refs))
+end
+local writes = {}
+local fields = netstrings(w, 1, string.len(w))
+if #fields > 0 then writes = redis.call('HMGET', KEYS[4], unpack(fields)) end
+local ttl = tonumber(ARGV[1])
+if ttl > 0 then
+  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+return {m, rec, w, blobs, writes}
+"""
+
+
+@dataclass(frozen=True)
+class Scripts:
+    """The three scripts registered on one client (sync or async)."""
+
+    put: Any
+    """Store a checkpoint: ``KEYS`` the thread's keys (+ run index), ``ARGV`` see ``PUT``."""
+    put_writes: Any
+    """Store pending writes."""
+    get: Any
+    """Read a checkpoint with its values and writes."""
+
+
+def register(client: Any) -> Scripts:
+    """Register the scripts on ``client``; they are sent by hash, loaded on first use."""
+    return Scripts(
+        put=client.register_script(PUT),
+        put_writes=client.register_script(PUT_WRITES),
+        get=client.register_script(GET),
+    )

@@ -1,0 +1,772 @@
+"""``PlainRedisSaver``: a LangGraph checkpoint saver for any Redis, sync and async.
+
+The key layout and record format are in ``layout.py``, the Lua scripts in ``lua.py``.
+
+Fork safety. Channel versions carry a random suffix (as ``InMemorySaver`` does), so a fork
+from an old checkpoint writes new blob fields and never overwrites the original branch.
+
+Atomicity and round trips. ``put`` and ``put_writes`` are one Lua call each: the
+checkpoint, its blobs, its index entry and the TTL refresh land together or not at all.
+``get_tuple`` is one round trip (one Lua call); ``list`` is three per page of up to 100
+checkpoints.
+
+TTL. With ``ttl_s`` set, every write (and every read, unless ``refresh_on_read=False``)
+resets the TTL of all five thread keys together, so an active thread never loses a value a
+live checkpoint refers to, and an idle thread expires whole, leaving no orphans.
+"""
+
+from __future__ import annotations
+
+import builtins
+import random
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from typing import Any, cast
+
+import ormsgpack
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+    writes_sort_key,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from redis import Redis
+from redis.asyncio import BlockingConnectionPool as AsyncBlockingConnectionPool
+from redis.asyncio import Redis as AsyncRedis
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+from redis.cluster import RedisCluster
+from redis.exceptions import WatchError
+
+from graph.checkpoint.plain_redis import layout, lua
+
+
+class PlainRedisSaver(BaseCheckpointSaver[str]):
+    """Checkpoint saver for any Redis (standalone, Sentinel-managed or Cluster)."""
+
+    def __init__(
+        self,
+        client: Redis | RedisCluster | None = None,
+        aclient: AsyncRedis | AsyncRedisCluster | None = None,
+        *,
+        prefix: str = "reach:cp",
+        ttl_s: float | None = None,
+        refresh_on_read: bool = True,
+        serde: SerializerProtocol | None = None,
+    ) -> None:
+        """Use ``client`` for the sync API and ``aclient`` for the async API.
+
+        Either may be omitted if only that half is used. ``ttl_s`` expires idle threads.
+        """
+        super().__init__(serde=serde)
+        if client is None and aclient is None:
+            msg = "give a sync client, an async client, or both"
+            raise ValueError(msg)
+        self.client = client
+        self.aclient = aclient
+        self.prefix = prefix
+        self.ttl_ms = int(ttl_s * 1000) if ttl_s else 0
+        self.refresh_on_read = refresh_on_read
+        self.cluster = isinstance(client, RedisCluster) or isinstance(aclient, AsyncRedisCluster)
+        self._scripts = lua.register(client) if client is not None else None
+        self._ascripts = lua.register(aclient) if aclient is not None else None
+
+    @classmethod
+    def from_url(
+        cls, url: str, *, cluster: bool = False, max_connections: int = 64, **options: Any
+    ) -> PlainRedisSaver:
+        """Connect sync and async clients to ``url`` (``cluster=True`` for Redis Cluster).
+
+        The async client waits for a free connection instead of failing when
+        ``max_connections`` are busy, so a burst of concurrent runs queues rather than errors.
+        """
+        if cluster:
+            return cls(RedisCluster.from_url(url), AsyncRedisCluster.from_url(url), **options)
+        pool = AsyncBlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=30
+        )
+        return cls(Redis.from_url(url), AsyncRedis(connection_pool=pool), **options)
+
+    # ---- keys and encoding ------------------------------------------------------------
+
+    def keys_for(self, thread_id: str) -> layout.ThreadKeys:
+        """Return the keys of ``thread_id``; all share the thread's hash tag."""
+        return layout.thread_keys(self.prefix, thread_id)
+
+    def _run_key(self, run_id: str) -> str:
+        return layout.run_key(self.prefix, run_id)
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """Return a version unique to this branch: the counter plus a random suffix."""
+        if current is None:
+            current_v = 0
+        elif isinstance(current, int):
+            current_v = current
+        else:
+            current_v = int(str(current).split(".")[0])
+        return f"{current_v + 1:032}.{random.random():016}"
+
+    def _put_args(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> tuple[builtins.list[str], builtins.list[Any], RunnableConfig]:
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        checkpoint_ns = configurable.get("checkpoint_ns", "")
+        keys = self.keys_for(thread_id)
+        values = checkpoint.get("channel_values", {})
+        stored = {key: value for key, value in checkpoint.items() if key != "channel_values"}
+        full_metadata = get_checkpoint_metadata(config, metadata)
+        refs = [[ch, str(ver)] for ch, ver in checkpoint["channel_versions"].items()]
+        record = layout.pack_record(
+            [
+                *self.serde.dumps_typed(stored),
+                *self.serde.dumps_typed(full_metadata),
+                configurable.get("checkpoint_id"),
+            ],
+            refs,
+        )
+        member = layout.member(checkpoint_ns, checkpoint["id"])
+        blob_args: builtins.list[Any] = []
+        for channel, version in new_versions.items():
+            typed = self.serde.dumps_typed(values[channel]) if channel in values else ("empty", b"")
+            blob_args += [
+                layout.blob_field(checkpoint_ns, channel, version),
+                ormsgpack.packb(list(typed)),
+            ]
+        args: builtins.list[Any] = [self.ttl_ms, member, record, len(new_versions), *blob_args]
+        key_list = keys.all()
+        run_id = full_metadata.get("run_id")
+        if run_id and not self.cluster:
+            key_list.append(self._run_key(str(run_id)))
+            args.append(f"{thread_id}{layout.SEP}{member}")
+        next_config: RunnableConfig = {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
+        return key_list, args, next_config
+
+    def _run_index_args(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
+    ) -> tuple[str, str] | None:
+        """Return the run index entry to write separately (Cluster: another slot)."""
+        run_id = get_checkpoint_metadata(config, metadata).get("run_id")
+        if not run_id or not self.cluster:
+            return None
+        configurable = config["configurable"]
+        member = layout.member(configurable.get("checkpoint_ns", ""), checkpoint["id"])
+        return self._run_key(str(run_id)), f"{configurable['thread_id']}{layout.SEP}{member}"
+
+    def _writes_args(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> tuple[builtins.list[str], builtins.list[Any]]:
+        configurable = config["configurable"]
+        checkpoint_ns = configurable.get("checkpoint_ns", "")
+        member = layout.member(checkpoint_ns, configurable["checkpoint_id"])
+        triples: builtins.list[Any] = []
+        for idx, (channel, value) in enumerate(writes):
+            slot = WRITES_IDX_MAP.get(channel, idx)
+            field = f"{member}{layout.SEP}{task_id}{layout.SEP}{slot}"
+            typed = self.serde.dumps_typed(value)
+            record = ormsgpack.packb([task_id, channel, typed[0], typed[1], task_path, slot])
+            triples += [field, record, "1" if slot < 0 else "0"]
+        keys = self.keys_for(str(configurable["thread_id"])).all()
+        return keys, [self.ttl_ms, member, len(writes), *triples]
+
+    def _get_args(self, config: RunnableConfig) -> tuple[builtins.list[str], builtins.list[Any]]:
+        configurable = config["configurable"]
+        checkpoint_ns = configurable.get("checkpoint_ns", "")
+        checkpoint_id = get_checkpoint_id(config)
+        member = layout.member(checkpoint_ns, checkpoint_id) if checkpoint_id else ""
+        ttl = self.ttl_ms if self.refresh_on_read else 0
+        low = f"[{checkpoint_ns}{layout.SEP}"
+        high = f"[{checkpoint_ns}{layout.SEP}\xff"
+        return self.keys_for(str(configurable["thread_id"])).all(), [ttl, low, high, member]
+
+    def _tuple_from_script(self, config: RunnableConfig, found: Any) -> CheckpointTuple:
+        """Build the tuple from the read script's reply: member, record, writes, values."""
+        record = layout.parse_record(layout.text(found[0]), found[1], found[2])
+        blobs = dict(zip(record.blob_fields(), found[3] or [], strict=False))
+        writes = dict(zip(record.write_fields, found[4] or [], strict=False))
+        return self._build_tuple(str(config["configurable"]["thread_id"]), record, blobs, writes)
+
+    def _build_tuple(
+        self,
+        thread_id: str,
+        record: layout.Record,
+        blobs: dict[str, bytes | None],
+        writes: dict[str, bytes | None],
+    ) -> CheckpointTuple:
+        checkpoint = cast(Checkpoint, self.serde.loads_typed(record.checkpoint))
+        values: dict[str, Any] = {}
+        for channel, version in record.refs:
+            raw = blobs.get(layout.blob_field(record.checkpoint_ns, channel, version))
+            if raw is None:
+                continue
+            value_type, value_bytes = ormsgpack.unpackb(raw)
+            if value_type != "empty":
+                values[channel] = self.serde.loads_typed((value_type, value_bytes))
+        checkpoint["channel_values"] = values
+        pending = []
+        for field in record.write_fields:
+            raw = writes.get(field)
+            if raw is None:
+                continue
+            task_id, channel, value_type, value_bytes, task_path, slot = ormsgpack.unpackb(raw)
+            pending.append((task_path, task_id, slot, channel, (value_type, value_bytes)))
+        pending.sort(key=lambda item: writes_sort_key(item[0], item[1], item[2]))
+        base = {"thread_id": thread_id, "checkpoint_ns": record.checkpoint_ns}
+        return CheckpointTuple(
+            config={"configurable": {**base, "checkpoint_id": record.checkpoint_id}},
+            checkpoint=checkpoint,
+            metadata=cast(CheckpointMetadata, self.serde.loads_typed(record.metadata)),
+            parent_config=(
+                {"configurable": {**base, "checkpoint_id": record.parent_id}}
+                if record.parent_id
+                else None
+            ),
+            pending_writes=[
+                (task_id, channel, self.serde.loads_typed(typed))
+                for _, task_id, _, channel, typed in pending
+            ],
+        )
+
+    @staticmethod
+    def _list_range(
+        config: RunnableConfig | None, before: RunnableConfig | None
+    ) -> tuple[str, str]:
+        checkpoint_ns = (config or {}).get("configurable", {}).get("checkpoint_ns")
+        before_id = get_checkpoint_id(before) if before else None
+        if checkpoint_ns is None:
+            return "+", "-"
+        high = (
+            f"({layout.member(checkpoint_ns, before_id)}"
+            if before_id
+            else f"[{checkpoint_ns}{layout.SEP}\xff"
+        )
+        return high, f"[{checkpoint_ns}{layout.SEP}"
+
+    def _accept(
+        self,
+        record: layout.Record,
+        metadata: dict[str, Any],
+        config: RunnableConfig | None,
+        before: RunnableConfig | None,
+        filter: dict[str, Any] | None,
+    ) -> bool:
+        wanted_id = get_checkpoint_id(config) if config else None
+        if wanted_id and record.checkpoint_id != wanted_id:
+            return False
+        before_id = get_checkpoint_id(before) if before else None
+        if before_id and record.checkpoint_id >= before_id:
+            return False
+        return not filter or all(metadata.get(k) == v for k, v in filter.items())
+
+    # ---- sync API ---------------------------------------------------------------------
+
+    def _sync(self) -> Redis | RedisCluster:
+        if self.client is None:
+            msg = "this saver has no sync client; use the async API or pass client="
+            raise RuntimeError(msg)
+        return self.client
+
+    def _sync_scripts(self) -> lua.Scripts:
+        self._sync()
+        assert self._scripts is not None  # registered whenever there is a sync client
+        return self._scripts
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint, its new blobs and its index entry in one Lua call."""
+        scripts = self._sync_scripts()
+        keys, args, next_config = self._put_args(config, checkpoint, metadata, new_versions)
+        scripts.put(keys=keys, args=args)
+        if extra := self._run_index_args(config, checkpoint, metadata):
+            self._index_run_sync(*extra)
+        return next_config
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's pending writes atomically; a replayed write does not duplicate."""
+        scripts = self._sync_scripts()
+        if not writes:
+            return
+        keys, args = self._writes_args(config, writes, task_id, task_path)
+        scripts.put_writes(keys=keys, args=args)
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Fetch a checkpoint (the latest when no id is given) in one round trip (one Lua call)."""
+        scripts = self._sync_scripts()
+        keys, args = self._get_args(config)
+        found = scripts.get(keys=keys, args=args)
+        if not found:
+            return None
+        return self._tuple_from_script(config, found)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """List checkpoints newest first, reading them a page at a time."""
+        client = self._sync()
+        remaining = limit
+        for thread_id in self._thread_ids_sync(config):
+            keys = self.keys_for(thread_id)
+            high, low = self._list_range(config, before)
+            offset = 0
+            while remaining is None or remaining > 0:
+                members = [
+                    layout.text(m)
+                    for m in client.zrevrangebylex(keys.idx, high, low, offset, layout.PAGE)
+                ]
+                if not members:
+                    break
+                offset += len(members)
+                pipe = client.pipeline(transaction=False)
+                self._queue_page(pipe, keys, members)
+                raw_records, raw_windex, *_ = pipe.execute()
+                records = self._select(members, raw_records, raw_windex, config, before, filter)
+                if remaining is not None:
+                    records = records[:remaining]
+                    remaining -= len(records)
+                if not records:
+                    continue
+                pipe = client.pipeline(transaction=False)
+                self._queue_loads(pipe, keys, [r for r, _ in records])
+                blobs, writes = self._collect_loads(pipe.execute(), [r for r, _ in records])
+                for record, _ in records:
+                    yield self._build_tuple(thread_id, record, blobs, writes)
+                if len(members) < layout.PAGE:
+                    break
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint, blob and write of the thread."""
+        self._sync().delete(*self.keys_for(thread_id).all())
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread whole (every checkpoint, blob and write) under a new id."""
+        client = self._sync()
+        source, target = self.keys_for(source_thread_id), self.keys_for(target_thread_id)
+        pipe = client.pipeline(transaction=False)
+        _queue_thread_read(pipe, source)
+        members, *hashes = pipe.execute()
+        if not members:
+            return
+        out = client.pipeline(transaction=self.cluster is False)
+        _queue_thread_write(out, target, members, hashes, self.ttl_ms)
+        out.execute()
+        for run_key, entry in self._run_entries(target_thread_id, hashes[0]):
+            client.sadd(run_key, entry)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) that the given runs created."""
+        client = self._sync()
+        for run_id in run_ids:
+            run_key = self._run_key(run_id)
+            by_thread = self._group_run_entries(client.smembers(run_key))
+            for thread_id, members in by_thread.items():
+                self._rewrite_sync(
+                    thread_id, lambda records, m=members: layout.drop_plan(records, m)
+                )
+            client.delete(run_key)
+
+    def prune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
+        """Keep the latest ``keep_last`` checkpoints per namespace, or delete everything.
+
+        Kept checkpoints are the head's own ancestors, so history stays a single unbroken
+        chain; the oldest kept one becomes the root. Unreferenced blobs are removed.
+        """
+        for thread_id in thread_ids:
+            if strategy == "delete":
+                self.delete_thread(thread_id)
+            elif strategy == "keep_latest":
+                self._rewrite_sync(
+                    thread_id, lambda records: layout.keep_latest_plan(records, keep_last)
+                )
+            else:
+                msg = f"unknown prune strategy {strategy!r}; use keep_latest or delete"
+                raise ValueError(msg)
+
+    # ---- async API --------------------------------------------------------------------
+
+    def _async(self) -> AsyncRedis | AsyncRedisCluster:
+        if self.aclient is None:
+            msg = "this saver has no async client; use the sync API or pass aclient="
+            raise RuntimeError(msg)
+        return self.aclient
+
+    def _async_scripts(self) -> lua.Scripts:
+        self._async()
+        assert self._ascripts is not None  # registered whenever there is an async client
+        return self._ascripts
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint, its new blobs and its index entry in one Lua call."""
+        client = self._async()
+        keys, args, next_config = self._put_args(config, checkpoint, metadata, new_versions)
+        await self._async_scripts().put(keys=keys, args=args)
+        if extra := self._run_index_args(config, checkpoint, metadata):
+            await client.sadd(extra[0], extra[1])
+            if self.ttl_ms:
+                await client.pexpire(extra[0], self.ttl_ms)
+        return next_config
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's pending writes atomically; a replayed write does not duplicate."""
+        scripts = self._async_scripts()
+        if not writes:
+            return
+        keys, args = self._writes_args(config, writes, task_id, task_path)
+        await scripts.put_writes(keys=keys, args=args)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Fetch a checkpoint (the latest when no id is given) in one round trip (one Lua call)."""
+        scripts = self._async_scripts()
+        keys, args = self._get_args(config)
+        found = await scripts.get(keys=keys, args=args)
+        if not found:
+            return None
+        return self._tuple_from_script(config, found)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """List checkpoints newest first, reading them a page at a time."""
+        client = self._async()
+        remaining = limit
+        async for thread_id in self._thread_ids_async(config):
+            keys = self.keys_for(thread_id)
+            high, low = self._list_range(config, before)
+            offset = 0
+            while remaining is None or remaining > 0:
+                raw_members = await client.zrevrangebylex(keys.idx, high, low, offset, layout.PAGE)
+                members = [layout.text(m) for m in raw_members]
+                if not members:
+                    break
+                offset += len(members)
+                pipe = client.pipeline(transaction=False)
+                self._queue_page(pipe, keys, members)
+                raw_records, raw_windex, *_ = await pipe.execute()
+                records = self._select(members, raw_records, raw_windex, config, before, filter)
+                if remaining is not None:
+                    records = records[:remaining]
+                    remaining -= len(records)
+                if not records:
+                    continue
+                pipe = client.pipeline(transaction=False)
+                self._queue_loads(pipe, keys, [r for r, _ in records])
+                blobs, writes = self._collect_loads(await pipe.execute(), [r for r, _ in records])
+                for record, _ in records:
+                    yield self._build_tuple(thread_id, record, blobs, writes)
+                if len(members) < layout.PAGE:
+                    break
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint, blob and write of the thread."""
+        await self._async().delete(*self.keys_for(thread_id).all())
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread whole (every checkpoint, blob and write) under a new id."""
+        client = self._async()
+        source, target = self.keys_for(source_thread_id), self.keys_for(target_thread_id)
+        pipe = client.pipeline(transaction=False)
+        _queue_thread_read(pipe, source)
+        members, *hashes = await pipe.execute()
+        if not members:
+            return
+        out = client.pipeline(transaction=self.cluster is False)
+        _queue_thread_write(out, target, members, hashes, self.ttl_ms)
+        await out.execute()
+        for run_key, entry in self._run_entries(target_thread_id, hashes[0]):
+            await client.sadd(run_key, entry)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) that the given runs created."""
+        client = self._async()
+        for run_id in run_ids:
+            run_key = self._run_key(run_id)
+            by_thread = self._group_run_entries(await client.smembers(run_key))
+            for thread_id, members in by_thread.items():
+                await self._rewrite_async(
+                    thread_id, lambda records, m=members: layout.drop_plan(records, m)
+                )
+            await client.delete(run_key)
+
+    async def aprune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
+        """Keep the latest ``keep_last`` checkpoints per namespace, or delete everything."""
+        for thread_id in thread_ids:
+            if strategy == "delete":
+                await self.adelete_thread(thread_id)
+            elif strategy == "keep_latest":
+                await self._rewrite_async(
+                    thread_id, lambda records: layout.keep_latest_plan(records, keep_last)
+                )
+            else:
+                msg = f"unknown prune strategy {strategy!r}; use keep_latest or delete"
+                raise ValueError(msg)
+
+    # ---- shared helpers ---------------------------------------------------------------
+
+    def _select(
+        self,
+        members: builtins.list[str],
+        raw_records: builtins.list[bytes | None],
+        raw_windex: builtins.list[bytes | None],
+        config: RunnableConfig | None,
+        before: RunnableConfig | None,
+        filter: dict[str, Any] | None,
+    ) -> builtins.list[tuple[layout.Record, dict[str, Any]]]:
+        chosen = []
+        for member, raw, windex in zip(members, raw_records, raw_windex, strict=True):
+            if raw is None:  # expired or deleted between the two reads
+                continue
+            record = layout.parse_record(member, raw, windex)
+            metadata = self.serde.loads_typed(record.metadata)
+            if self._accept(record, metadata, config, before, filter):
+                chosen.append((record, metadata))
+        return chosen
+
+    def _queue_page(self, pipe: Any, keys: layout.ThreadKeys, members: builtins.list[str]) -> None:
+        """Queue the records and write indexes of one page of members (and a TTL refresh)."""
+        pipe.hmget(keys.cp, members)
+        pipe.hmget(keys.windex, members)
+        if self.ttl_ms and self.refresh_on_read:
+            for key in keys.all():
+                pipe.pexpire(key, self.ttl_ms)
+
+    @staticmethod
+    def _queue_loads(
+        pipe: Any, keys: layout.ThreadKeys, records: builtins.list[layout.Record]
+    ) -> None:
+        blob_fields = sorted({f for r in records for f in r.blob_fields()})
+        write_fields = [f for r in records for f in r.write_fields]
+        pipe.hmget(keys.blobs, blob_fields) if blob_fields else pipe.exists(keys.blobs)
+        pipe.hmget(keys.writes, write_fields) if write_fields else pipe.exists(keys.writes)
+
+    @staticmethod
+    def _collect_loads(
+        results: builtins.list[Any], records: builtins.list[layout.Record]
+    ) -> tuple[dict[str, bytes | None], dict[str, bytes | None]]:
+        blob_fields = sorted({f for r in records for f in r.blob_fields()})
+        write_fields = [f for r in records for f in r.write_fields]
+        blobs = dict(zip(blob_fields, results[0], strict=True)) if blob_fields else {}
+        writes = dict(zip(write_fields, results[1], strict=True)) if write_fields else {}
+        return blobs, writes
+
+    def _thread_ids_sync(self, config: RunnableConfig | None) -> Iterable[str]:
+        if config is not None:
+            return [str(config["configurable"]["thread_id"])]
+        client = self._sync()
+        pattern = layout.index_pattern(self.prefix)
+        return sorted(
+            {layout.thread_of(self.prefix, layout.text(k)) for k in client.scan_iter(match=pattern)}
+        )
+
+    async def _thread_ids_async(self, config: RunnableConfig | None) -> AsyncIterator[str]:
+        if config is not None:
+            yield str(config["configurable"]["thread_id"])
+            return
+        client = self._async()
+        pattern = layout.index_pattern(self.prefix)
+        found = {
+            layout.thread_of(self.prefix, layout.text(k))
+            async for k in client.scan_iter(match=pattern)
+        }
+        for thread_id in sorted(found):
+            yield thread_id
+
+    def _run_entries(
+        self, thread_id: str, cp_hash: dict[Any, Any]
+    ) -> builtins.list[tuple[str, str]]:
+        entries = []
+        for member, raw in cp_hash.items():
+            metadata = self.serde.loads_typed(tuple(layout.unpack_record(raw)[2:4]))
+            if run_id := metadata.get("run_id"):
+                entries.append(
+                    (self._run_key(str(run_id)), f"{thread_id}{layout.SEP}{layout.text(member)}")
+                )
+        return entries
+
+    @staticmethod
+    def _group_run_entries(entries: Iterable[bytes | str]) -> dict[str, set[str]]:
+        grouped: dict[str, set[str]] = {}
+        for entry in entries:
+            thread_id, _, member = layout.text(entry).partition(layout.SEP)
+            grouped.setdefault(thread_id, set()).add(member)
+        return grouped
+
+    def _index_run_sync(self, run_key: str, entry: str) -> None:
+        client = self._sync()
+        client.sadd(run_key, entry)
+        if self.ttl_ms:
+            client.pexpire(run_key, self.ttl_ms)
+
+    def _plan_rewrite(
+        self,
+        raw_cp: dict[Any, Any],
+        raw_windex: dict[Any, Any],
+        blob_fields: builtins.list[Any],
+        plan: Any,
+    ) -> (
+        tuple[
+            builtins.list[str],
+            dict[str, bytes],
+            builtins.list[str],
+            builtins.list[str],
+            builtins.list[str],
+        ]
+        | None
+    ):
+        """Apply ``plan`` to the thread's records; return what to delete and rewrite."""
+        records = {
+            layout.text(m): layout.parse_record(layout.text(m), raw, raw_windex.get(m))
+            for m, raw in raw_cp.items()
+        }
+        drop, reparent = plan(records)
+        if not drop:
+            return None
+        rewritten: dict[str, bytes] = {}
+        for member, new_parent in reparent.items():
+            cp_type, cp_bytes, md_type, md_bytes, _, refs = layout.unpack_record(
+                layout.raw_cp_get(raw_cp, member)
+            )
+            rewritten[member] = layout.pack_record(
+                [cp_type, cp_bytes, md_type, md_bytes, new_parent], refs
+            )
+        kept = [r for m, r in records.items() if m not in drop]
+        live_blobs = {f for r in kept for f in r.blob_fields()}
+        dead_blobs = [layout.text(f) for f in blob_fields if layout.text(f) not in live_blobs]
+        dead_writes = [f for m in drop for f in records[m].write_fields]
+        return sorted(drop), rewritten, dead_blobs, dead_writes, sorted(drop)
+
+    def _rewrite_sync(self, thread_id: str, plan: Any) -> None:
+        client = self._sync()
+        keys = self.keys_for(thread_id)
+        while True:
+            with client.pipeline(transaction=True) as pipe:
+                try:
+                    pipe.watch(*keys.all())
+                    raw_cp = pipe.hgetall(keys.cp)
+                    raw_windex = pipe.hgetall(keys.windex)
+                    blob_fields = pipe.hkeys(keys.blobs)
+                    change = self._plan_rewrite(raw_cp, raw_windex, blob_fields, plan)
+                    if change is None:
+                        pipe.unwatch()
+                        return
+                    pipe.multi()
+                    _queue_rewrite(pipe, keys, change, self.ttl_ms)
+                    pipe.execute()
+                    return
+                except WatchError:
+                    continue
+
+    async def _rewrite_async(self, thread_id: str, plan: Any) -> None:
+        client = self._async()
+        keys = self.keys_for(thread_id)
+        while True:
+            async with client.pipeline(transaction=True) as pipe:
+                try:
+                    await pipe.watch(*keys.all())
+                    raw_cp = await pipe.hgetall(keys.cp)
+                    raw_windex = await pipe.hgetall(keys.windex)
+                    blob_fields = await pipe.hkeys(keys.blobs)
+                    change = self._plan_rewrite(raw_cp, raw_windex, blob_fields, plan)
+                    if change is None:
+                        await pipe.unwatch()
+                        return
+                    pipe.multi()
+                    _queue_rewrite(pipe, keys, change, self.ttl_ms)
+                    await pipe.execute()
+                    return
+                except WatchError:
+                    continue
+
+
+def _queue_thread_read(pipe: Any, source: layout.ThreadKeys) -> None:
+    """Queue reads of a whole thread: index members, then the four hashes."""
+    pipe.zrange(source.idx, 0, -1)
+    for key in (source.cp, source.blobs, source.writes, source.windex):
+        pipe.hgetall(key)
+
+
+def _queue_thread_write(
+    out: Any, target: layout.ThreadKeys, members: list[Any], hashes: list[Any], ttl_ms: int
+) -> None:
+    """Queue writes replacing ``target`` with a thread read by ``_queue_thread_read``."""
+    for key in target.all():
+        out.delete(key)
+    out.zadd(target.idx, dict.fromkeys(members, 0))
+    for key, mapping in zip(
+        (target.cp, target.blobs, target.writes, target.windex), hashes, strict=True
+    ):
+        if mapping:
+            out.hset(key, mapping=mapping)
+    if ttl_ms:
+        for key in target.all():
+            out.pexpire(key, ttl_ms)
+
+
+def _queue_rewrite(pipe: Any, keys: layout.ThreadKeys, change: Any, ttl_ms: int) -> None:
+    drop, rewritten, dead_blobs, dead_writes, dead_windex = change
+    pipe.zrem(keys.idx, *drop)
+    pipe.hdel(keys.cp, *drop)
+    if rewritten:
+        pipe.hset(keys.cp, mapping=rewritten)
+    if dead_blobs:
+        pipe.hdel(keys.blobs, *dead_blobs)
+    if dead_writes:
+        pipe.hdel(keys.writes, *dead_writes)
+    pipe.hdel(keys.windex, *dead_windex)
+    if ttl_ms:
+        for key in keys.all():
+            pipe.pexpire(key, ttl_ms)

@@ -1,0 +1,71 @@
+"""Propose: say what is about to happen, before a node that may pause for a confirmation.
+
+Chat front-ends draw a pending confirmation under the last AI message, and transcripts read
+better with the question in them. So the question (and the planned high-risk calls) is
+written here, as an ``AIMessage``, by the node before the one that interrupts; ``awaiting``
+records the pause, so a typed "确认" that arrives as a new message can be read as the answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.runtime import Runtime
+
+from nodes.common import Node, tool_context
+from nodes.confirmation import confirmation_request
+from nodes.prompts import Voice
+from nodes.services import Services
+from nodes.slot_filling import display_values
+from state import AgentState, Context, PendingConfirmation
+from tools.executor import PreparedCall
+
+
+def make_propose_node(services: Services) -> Node:
+    """Build the node that announces the planned action."""
+
+    def propose(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Write the confirmation question (or the hand-over) as an AI message."""
+        intent = state.get("intent", "")
+        task = services.catalog.task(intent)
+        language = state.get("language", "zh")
+        voice = Voice(services.catalog, language)
+        if task is not None and task.agent is not None:
+            text = voice.say("working_on", task=voice.label(intent))
+            pending: PendingConfirmation = {"node": task.agent, "intent": intent, "question": text}
+            return {"messages": [AIMessage(content=text)], "awaiting": pending, "step_count": 1}
+        risky = [
+            call
+            for call in state.get("pending_tool_calls") or []
+            if (card := services.tools.get(call["name"])) is not None and card.risk == "high"
+        ]
+        if not risky:
+            return {"awaiting": None, "step_count": 1}
+        ctx = tool_context(
+            runtime,
+            services,
+            task_id=state.get("task_id", ""),
+            results=state.get("tool_results") or [],
+            step_count=state.get("step_count", 0),
+        )
+        prepared = [services.executor.prepare(dict(call), ctx) for call in risky]
+        waiting = [p for p in prepared if isinstance(p, PreparedCall) and p.needs_confirmation]
+        if not waiting:
+            return {"awaiting": None, "step_count": 1}
+        request = confirmation_request(
+            waiting, language, display=display_values(dict(state.get("slots") or {}))
+        )
+        attempt = state.get("retry_count", 0)
+        shown = {r["name"]: r["args"] for r in request["action_requests"]}
+        calls = [
+            {"id": f"{call['id']}_{attempt}", "name": call["name"], "args": shown[call["name"]]}
+            for call in risky
+            if call["name"] in shown
+        ]
+        question = str(request["question"])
+        pending = {"node": "tool", "intent": intent, "question": question}
+        message = AIMessage(content=question, tool_calls=calls)
+        return {"messages": [message], "awaiting": pending, "step_count": 1}
+
+    return propose

@@ -1,0 +1,20 @@
+"""The shipped scenarios, each a folder behind the ``nodes.tasks.Scenario`` contract.
+
+``SCENARIOS`` is what ``build_graph`` serves by default; pass ``scenarios=[...]`` to serve a
+subset, or to add your own.
+"""
+
+from __future__ import annotations
+
+from nodes.tasks import Scenario
+from scenarios.appointment import SCENARIO as APPOINTMENT
+from scenarios.delivery import SCENARIO as DELIVERY
+from scenarios.flights import SCENARIO as FLIGHTS
+from scenarios.sales import SCENARIO as SALES
+from scenarios.transfer import SCENARIO as TRANSFER
+from scenarios.weather import SCENARIO as WEATHER
+
+SCENARIOS: tuple[Scenario, ...] = (DELIVERY, WEATHER, FLIGHTS, TRANSFER, APPOINTMENT, SALES)
+"""Every shipped scenario, in the order the "what can you do" question lists them."""
+
+__all__ = ["APPOINTMENT", "DELIVERY", "FLIGHTS", "SALES", "SCENARIOS", "TRANSFER", "WEATHER"]

@@ -1,0 +1,128 @@
+"""The appointment agent: parallel lookups, one confirmation, then hold → book → notify.
+
+Independent lookups (departments, doctors, free slots) run concurrently. The confirmation
+comes before any effect. A failed booking releases the hold; a failed notification leaves
+the booking in place and is reported as such.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from langgraph.runtime import Runtime
+
+from nodes.actions import confirm_then_run
+from nodes.common import Node, context_of, protocol_message, tool_context
+from nodes.prompts import Voice
+from nodes.services import Services
+from scenarios.appointment.tools import patient_name
+from state import AgentState, Context, ToolResult
+from tools.executor import Decision
+
+AGENT = "appointment"
+"""The node name of the appointment agent in the main graph."""
+
+
+def make_appointment_node(services: Services) -> Node:
+    """Build the node that books a medical appointment end to end."""
+
+    def appointment(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Look up in parallel, confirm, then hold, book and notify in order."""
+        executor = services.executor
+        slots = state.get("slots") or {}
+        voice = Voice(services.catalog, state.get("language", "zh"))
+        results: list[ToolResult] = []
+
+        def ctx() -> Any:
+            return tool_context(
+                runtime, services, task_id=state.get("task_id", ""), results=results
+            )
+
+        query = {"department": slots.get("department", "")}
+        lookups = executor.execute_many(
+            [
+                {"name": "list_departments", "parameters": query},
+                {"name": "list_doctors", "parameters": query},
+                {"name": "list_free_slots", "parameters": {**query, "day": slots.get("day")}},
+            ],
+            ctx(),
+        )
+        results.extend(cast(list[ToolResult], lookups))
+        free = (lookups[2].get("data") or {}).get("slots") or []
+        if any(r["status"] != "success" for r in lookups) or not free:
+            return _done(state, runtime, results)
+        chosen = free[0]
+        patient = patient_name(services.database, context_of(runtime).user_id)
+        slot_ref = {"slot_id": chosen["slot_id"]}
+
+        def hold(decision: Decision | None) -> list[ToolResult]:
+            held = cast(
+                ToolResult,
+                executor.execute({"name": "hold_appointment_slot", "parameters": slot_ref}, ctx()),
+            )
+            results.append(held)
+            return [held]
+
+        outcome = confirm_then_run(
+            executor,
+            [{"name": "book_appointment", "parameters": {**slot_ref, "patient_name": patient}}],
+            ctx(),
+            language=voice.language,
+            question=voice.say(
+                "confirm_appointment",
+                day=slots.get("day"),
+                time=chosen["slot_time"],
+                department=lookups[2]["data"]["department"],
+                doctor=chosen["doctor"],
+                patient=patient,
+            ),
+            before_effects=hold,
+            provides=("hold_appointment_slot",),
+            answer=state.get("answer"),
+        )
+        booking = outcome.results[-1]
+        if booking.get("tool") != "book_appointment":
+            return _done(state, runtime, results)  # the hold failed: nothing was booked
+        results.append(booking)
+        if booking.get("status") != "success":
+            if outcome.decision is not None and outcome.decision.kind != "reject":
+                release = {"name": "release_appointment_slot", "parameters": slot_ref}
+                results.append(cast(ToolResult, executor.execute(release, ctx())))
+            return _done(state, runtime, results)
+        notice = voice.say("appointment_notice", **booking["data"])
+        notify = {"name": "notify_patient", "parameters": {"content": notice}}
+        results.append(cast(ToolResult, executor.execute(notify, ctx())))
+        return _done(state, runtime, results)
+
+    return appointment
+
+
+def _done(
+    state: AgentState, runtime: Runtime[Context], results: list[ToolResult]
+) -> dict[str, Any]:
+    notes = [
+        protocol_message(
+            state,
+            runtime,
+            role="tool",
+            content={
+                "tool": r.get("tool"),
+                "status": r.get("status"),
+                "summary": r.get("summary", ""),
+                "error_type": r.get("error_type"),
+            },
+            error=r.get("message") if r.get("status") != "success" else None,
+        )
+        for r in results
+    ]
+    booked = next((r for r in results if r.get("tool") == "book_appointment"), None)
+    decisive = booked or next((r for r in results if r.get("status") != "success"), None)
+    failed = decisive if decisive and decisive.get("status") != "success" else None
+    return {
+        "tool_results": results,
+        "protocol": notes,
+        "error": failed,
+        "step_count": 1,
+        "awaiting": None,
+        "answer": None,
+    }

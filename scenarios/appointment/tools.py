@@ -1,0 +1,262 @@
+"""Medical appointments: three lookups in parallel, then hold → book → notify in order.
+
+Holding is an atomic conditional update, so two patients racing for the last slot cannot
+both get it. A failed booking releases the hold; a failed notification leaves the booking.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tools.db import Database
+from tools.errors import ResourceNotFoundError, TransientToolError, UserFixableError
+from tools.registry import ToolCard, ToolContext
+
+HOLD_SECONDS = 300
+
+
+class NotificationBackends:
+    """Where notifications go (swappable in tests); the default records them only."""
+
+    send: Callable[[str, str], None] = staticmethod(lambda user_id, content: None)
+
+
+class DepartmentQuery(BaseModel):
+    """Arguments naming a department."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    department: str = Field(min_length=1, max_length=30, description="内科, 儿科, 皮肤科 …")
+
+
+class SlotQuery(DepartmentQuery):
+    """Arguments naming a department and a date."""
+
+    day: date = Field(description="YYYY-MM-DD")
+
+
+class SlotRef(BaseModel):
+    """Arguments naming one slot."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    slot_id: str = Field(pattern=r"^S-\d{3}$", description="A slot id from list_free_slots.")
+
+
+class BookingRequest(SlotRef):
+    """Arguments of a booking."""
+
+    patient_name: str = Field(min_length=1, max_length=40)
+
+
+class NotificationRequest(BaseModel):
+    """Arguments of a notification."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(min_length=1, max_length=500)
+    channel: str = Field(default="sms", pattern=r"^(sms|in_app)$")
+
+
+def patient_name(db: Database, user_id: str) -> str:
+    """Return the name the booking is made in: the trusted caller's display name."""
+    row = db.query_one("SELECT display_name FROM users WHERE user_id = ?", (user_id,))
+    return str(row["display_name"]) if row else user_id
+
+
+def _department(db: Database, name: str) -> dict[str, Any]:
+    row = db.query_one(
+        "SELECT dept_id, name_zh, name_en FROM departments WHERE name_zh = ? OR lower(name_en) = ?",
+        (name, name.lower()),
+    )
+    if row is None:
+        msg = f"no department called {name}"
+        raise ResourceNotFoundError(msg, details={"department": name})
+    return row
+
+
+def list_departments(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
+    """Return the hospital's departments, and whether the asked one exists."""
+    db = ctx.database()
+    rows = db.query("SELECT dept_id, name_zh, name_en FROM departments ORDER BY dept_id")
+    match = next((r for r in rows if args.department in (r["name_zh"], r["name_en"])), None)
+    return {"departments": rows, "match": match}
+
+
+def list_doctors(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
+    """Return the doctors of a department."""
+    db = ctx.database()
+    dept = _department(db, args.department)
+    doctors = db.query(
+        "SELECT doctor_id, name, title FROM doctors WHERE dept_id = ?", (dept["dept_id"],)
+    )
+    return {"department": dept["name_zh"], "doctors": doctors}
+
+
+def list_free_slots(args: SlotQuery, ctx: ToolContext) -> dict[str, Any]:
+    """Return a department's free slots on a day, earliest first."""
+    db = ctx.database()
+    dept = _department(db, args.department)
+    slots = db.query(
+        "SELECT s.slot_id, s.slot_time, d.name AS doctor, d.title FROM appointment_slots s"
+        " JOIN doctors d ON d.doctor_id = s.doctor_id WHERE d.dept_id = ? AND s.slot_date = ?"
+        " AND (s.status = 'free' OR (s.status = 'held' AND s.held_until < ?))"
+        " ORDER BY s.slot_time",
+        (dept["dept_id"], args.day.isoformat(), time.time()),
+    )
+    return {"department": dept["name_zh"], "day": args.day.isoformat(), "slots": slots}
+
+
+def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
+    """Hold a slot for this user for a few minutes; exactly one racer can win it."""
+    with ctx.database().transaction() as conn:
+        won = conn.execute(
+            "UPDATE appointment_slots SET status = 'held', held_by = ?, held_until = ?"
+            " WHERE slot_id = ? AND (status = 'free' OR (status = 'held' AND"
+            " (held_until < ? OR held_by = ?)))",
+            (ctx.user_id, time.time() + HOLD_SECONDS, args.slot_id, time.time(), ctx.user_id),
+        ).rowcount
+    if not won:
+        msg = f"slot {args.slot_id} was just taken"
+        raise UserFixableError(msg, details={"reason": "slot_taken", "slot_id": args.slot_id})
+    return {"slot_id": args.slot_id, "held_until": time.time() + HOLD_SECONDS}
+
+
+def release_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
+    """Give a held slot back, so a failed booking does not keep it."""
+    with ctx.database().transaction() as conn:
+        conn.execute(
+            "UPDATE appointment_slots SET status = 'free', held_by = NULL, held_until = NULL"
+            " WHERE slot_id = ? AND status = 'held' AND held_by = ?",
+            (args.slot_id, ctx.user_id),
+        )
+    return {"slot_id": args.slot_id, "released": True}
+
+
+def book_appointment(args: BookingRequest, ctx: ToolContext) -> dict[str, Any]:
+    """Turn this user's hold into a booking, in one transaction."""
+    appointment_id = (
+        "AP-" + hashlib.sha256(f"{args.slot_id}|{ctx.user_id}".encode()).hexdigest()[:8].upper()
+    )
+    with ctx.database().transaction() as conn:
+        booked = conn.execute(
+            "UPDATE appointment_slots SET status = 'booked' WHERE slot_id = ? AND"
+            " status = 'held' AND held_by = ?",
+            (args.slot_id, ctx.user_id),
+        ).rowcount
+        if not booked:
+            msg = f"slot {args.slot_id} is not held by this user"
+            raise UserFixableError(msg, details={"reason": "hold_lost"})
+        conn.execute(
+            "INSERT INTO appointments (appointment_id, slot_id, user_id, patient_name)"
+            " VALUES (?, ?, ?, ?)",
+            (appointment_id, args.slot_id, ctx.user_id, args.patient_name),
+        )
+        row = conn.execute(
+            "SELECT s.slot_date, s.slot_time, d.name AS doctor, p.name_zh AS department"
+            " FROM appointment_slots s JOIN doctors d ON d.doctor_id = s.doctor_id"
+            " JOIN departments p ON p.dept_id = d.dept_id WHERE s.slot_id = ?",
+            (args.slot_id,),
+        ).fetchone()
+    return {"appointment_id": appointment_id, "slot_id": args.slot_id, **dict(row)}
+
+
+def notify_patient(args: NotificationRequest, ctx: ToolContext) -> dict[str, Any]:
+    """Send the user a notification; only after a booking, never to reply in the chat."""
+    try:
+        NotificationBackends.send(ctx.user_id, args.content)
+    except Exception as exc:
+        msg = f"notification failed: {type(exc).__name__}"
+        raise TransientToolError(msg, details={"reason": "notify_failed"}) from exc
+    with ctx.database().transaction() as conn:
+        conn.execute(
+            "INSERT INTO notifications (user_id, channel, content) VALUES (?, ?, ?)",
+            (ctx.user_id, args.channel, args.content),
+        )
+    return {"sent": True, "channel": args.channel}
+
+
+def _card(
+    name: str,
+    handler: Any,
+    params: type[BaseModel],
+    *,
+    idempotent: bool,
+    description: str,
+    **extra: Any,
+) -> ToolCard:
+    return ToolCard(
+        name=name,
+        description=description,
+        when_to_use="Booking a medical appointment.",
+        when_not_to_use="Anything else.",
+        parameters=params,
+        returns="See the description.",
+        handler=handler,
+        idempotent=idempotent,
+        permission="appointment:book",
+        domain="appointment",
+        **extra,
+    )
+
+
+APPOINTMENT_TOOLS = (
+    _card(
+        "list_departments",
+        list_departments,
+        DepartmentQuery,
+        idempotent=True,
+        description="List departments and find the one the user named.",
+    ),
+    _card(
+        "list_doctors",
+        list_doctors,
+        DepartmentQuery,
+        idempotent=True,
+        description="List a department's doctors.",
+    ),
+    _card(
+        "list_free_slots",
+        list_free_slots,
+        SlotQuery,
+        idempotent=True,
+        description="List a department's free slots on a day.",
+    ),
+    _card(
+        "hold_appointment_slot",
+        hold_appointment_slot,
+        SlotRef,
+        idempotent=False,
+        description="Hold a free slot for this user for five minutes.",
+    ),
+    _card(
+        "release_appointment_slot",
+        release_appointment_slot,
+        SlotRef,
+        idempotent=True,
+        description="Release this user's hold on a slot.",
+    ),
+    _card(
+        "book_appointment",
+        book_appointment,
+        BookingRequest,
+        idempotent=False,
+        risk="high",
+        requires=("hold_appointment_slot",),
+        description="Book the slot this user holds.",
+    ),
+    _card(
+        "notify_patient",
+        notify_patient,
+        NotificationRequest,
+        idempotent=False,
+        description="Send the user a notification about their booking. Never use it to "
+        "reply in the conversation.",
+    ),
+)

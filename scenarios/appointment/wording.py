@@ -1,0 +1,93 @@
+"""What the appointment agent says, in zh and en."""
+
+from __future__ import annotations
+
+from nodes.tasks import Describer, Speaker, Wording
+from state import AgentState, ToolResult
+
+WORDING: Wording = {
+    "intent.BOOK_APPOINTMENT": {"zh": "预约挂号", "en": "book a medical appointment"},
+    "slot.department": {
+        "zh": "科室（内科、儿科、皮肤科）",
+        "en": "department (internal medicine, pediatrics, dermatology)",
+    },
+    "slot.day": {
+        "zh": "就诊日期",
+        "en": "day",
+    },
+    "confirm_appointment": {
+        "zh": "为{patient}预约 {day} {time} {department}{doctor}的号，确认吗？回复“确认”或“取消”。",
+        "en": "Book {department} with {doctor} on {day} at {time} for {patient}? Reply yes or no.",
+    },
+    "appointment_notice": {
+        "zh": "您已预约 {slot_date} {slot_time} {department}{doctor}，预约号 {appointment_id}。",
+        "en": "Your appointment: {department}, {doctor}, {slot_date} {slot_time} ({appointment_id}).",
+    },
+    "appointment_booked": {
+        "zh": "预约成功：{slot_date} {slot_time} {department}{doctor}，预约号 {appointment_id}。{notice}",
+        "en": "Booked: {department} with {doctor} on {slot_date} at {slot_time} ({appointment_id}). {notice}",
+    },
+    "appointment_notified": {
+        "zh": "已短信通知您。",
+        "en": "A text message is on its way.",
+    },
+    "appointment_not_notified": {
+        "zh": "（通知短信暂时没有发出，预约不受影响，请记下预约号。）",
+        "en": "(The text message could not be sent; the booking stands. Please note the number.)",
+    },
+    "appointment_taken": {
+        "zh": "抱歉，这个号刚被其他人约走了，请换个时间再试。",
+        "en": "Sorry, that slot was just taken. Please try another time.",
+    },
+    "appointment_none": {
+        "zh": "{day} {department}没有可预约的号了，要换一天吗？",
+        "en": "There are no free {department} slots on {day}. Another day?",
+    },
+    "appointment_no_department": {
+        "zh": "没有找到“{department}”这个科室。",
+        "en": "There is no department called {department}.",
+    },
+    "appointment_failed": {
+        "zh": "抱歉，预约没有成功，号源已释放，请稍后再试。",
+        "en": "Sorry, the booking failed; the slot was released. Please try later.",
+    },
+}
+
+
+def describe_appointment(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
+    """Report the booking (and whether the notice went out), or why there is none."""
+    by_tool = {r.get("tool"): r for r in state.get("tool_results") or []}
+    slots = state.get("slots") or {}
+    booking = by_tool.get("book_appointment")
+    if booking and booking.get("status") == "success":
+        notify = by_tool.get("notify_patient")
+        notified = notify is not None and notify.get("status") == "success"
+        notice = speaker.say("appointment_notified" if notified else "appointment_not_notified")
+        return speaker.say("appointment_booked", notice=notice, **booking["data"])
+    if booking and booking.get("status") == "rejected" and booking.get("error_type") is None:
+        return speaker.say("declined", task=speaker.label(state.get("intent", "")))
+    hold = by_tool.get("hold_appointment_slot")
+    if hold and hold.get("status") != "success":
+        return speaker.say("appointment_taken")
+    if booking:
+        return speaker.say("appointment_failed")
+    lookup = by_tool.get("list_free_slots")
+    if lookup and lookup.get("error_type") == "not_found":
+        return speaker.say("appointment_no_department", department=slots.get("department"))
+    return speaker.say(
+        "appointment_none", day=slots.get("day", ""), department=slots.get("department", "")
+    )
+
+
+DESCRIBE: dict[str, Describer] = dict.fromkeys(
+    (
+        "list_departments",
+        "list_doctors",
+        "list_free_slots",
+        "hold_appointment_slot",
+        "book_appointment",
+        "release_appointment_slot",
+        "notify_patient",
+    ),
+    describe_appointment,
+)

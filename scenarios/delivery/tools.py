@@ -1,0 +1,352 @@
+"""Food-delivery order tools: status, refund request and delivery urging.
+
+Handlers get validated arguments and a ``ToolContext``; they never see the model's raw
+output, and they read the user only from the context. Each raises a ``ToolError`` subclass
+for anything the user or the executor must know about.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from tools.errors import HandoffRequired, ResourceNotFoundError, UserFixableError
+from tools.registry import ToolCard, ToolContext
+
+ORDER_ID_PATTERN = r"^(OD-\d{8}-\d{3}|\d{9,12})$"
+REFUND_HANDOFF_CENTS = 10_000
+"""Refunds above 100 yuan are not the customer-service agent's to give: finance decides."""
+
+OrderId = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, pattern=ORDER_ID_PATTERN),
+    Field(
+        description=(
+            "The order number exactly as the user gave it: OD-YYYYMMDD-NNN or 9-12 digits. "
+            "Never invent one; if the user has not given it, ask for it."
+        ),
+        examples=["OD-20240618-001", "202506001"],
+    ),
+]
+
+
+class OrderRef(BaseModel):
+    """Arguments naming one order."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    order_id: OrderId
+
+
+class RefundRequest(BaseModel):
+    """Arguments of a refund request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    order_id: OrderId
+    reason: str = Field(
+        default="用户申请退款",
+        min_length=1,
+        max_length=200,
+        description="The user's reason in their own words, if they gave one.",
+    )
+
+
+class NotificationRequest(BaseModel):
+    """Arguments of an order notification."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    order_id: OrderId
+    channel: Literal["sms", "in_app"] = Field(
+        default="sms", description="sms (text message) or in_app (站内信)."
+    )
+
+
+def order_owner(args: Any, ctx: ToolContext) -> str | None:
+    """Return the owner of the order the arguments name, or ``None`` if there is none."""
+    row = ctx.database().query_one(
+        "SELECT user_id FROM orders WHERE order_id = ?", (args.order_id,)
+    )
+    return None if row is None else str(row["user_id"])
+
+
+def _load_order(
+    args: OrderRef | RefundRequest | NotificationRequest, ctx: ToolContext
+) -> dict[str, Any]:
+    row = ctx.database().query_one(
+        "SELECT order_id, user_id, status, eta_minutes, eta_date, amount_cents, item"
+        " FROM orders WHERE order_id = ?",
+        (args.order_id,),
+    )
+    if row is None:
+        msg = f"order {args.order_id} not found"
+        raise ResourceNotFoundError(msg, details={"order_id": args.order_id})
+    return row
+
+
+def query_order_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
+    """Look up an order's delivery status and estimated arrival."""
+    order = _load_order(args, ctx)
+    return {
+        "order_id": order["order_id"],
+        "status": order["status"],
+        "eta_minutes": order["eta_minutes"],
+        "eta_date": order["eta_date"],
+        "item": order["item"],
+    }
+
+
+def request_refund(args: RefundRequest, ctx: ToolContext) -> dict[str, Any]:
+    """File a refund request for the whole order; one per order."""
+    db = ctx.database()
+    with db.transaction() as conn:
+        order = conn.execute(
+            "SELECT order_id, status, amount_cents FROM orders WHERE order_id = ?",
+            (args.order_id,),
+        ).fetchone()
+        if order is None:
+            msg = f"order {args.order_id} not found"
+            raise ResourceNotFoundError(msg, details={"order_id": args.order_id})
+        if order["status"] in ("cancelled", "pending_payment"):
+            msg = f"order {args.order_id} is {order['status']}: nothing was paid to refund"
+            raise UserFixableError(
+                msg, details={"order_id": args.order_id, "reason": order["status"]}
+            )
+        if order["amount_cents"] > REFUND_HANDOFF_CENTS:
+            msg = f"a refund of {order['amount_cents'] / 100:.2f} yuan needs the finance agent"
+            raise HandoffRequired(
+                msg,
+                details={
+                    "handoff": "finance",
+                    "order_id": args.order_id,
+                    "amount_cents": order["amount_cents"],
+                },
+            )
+        existing = conn.execute(
+            "SELECT refund_id, amount_cents, status FROM refunds WHERE order_id = ?",
+            (args.order_id,),
+        ).fetchone()
+        if existing is not None:
+            return {
+                "order_id": args.order_id,
+                "refund_id": existing["refund_id"],
+                "amount_cents": existing["amount_cents"],
+                "status": existing["status"],
+                "already_requested": True,
+            }
+        refund_id = "RF-" + hashlib.sha256(args.order_id.encode()).hexdigest()[:10].upper()
+        conn.execute(
+            "INSERT INTO refunds (refund_id, order_id, user_id, amount_cents, reason, status)"
+            " VALUES (?, ?, ?, ?, ?, 'submitted')",
+            (refund_id, args.order_id, ctx.user_id, order["amount_cents"], args.reason),
+        )
+    return {
+        "order_id": args.order_id,
+        "refund_id": refund_id,
+        "amount_cents": order["amount_cents"],
+        "status": "submitted",
+        "already_requested": False,
+    }
+
+
+def refund_status(args: RefundRequest, ctx: ToolContext) -> dict[str, Any] | None:
+    """Find the refund a timed-out ``request_refund`` may have filed, or ``None``."""
+    row = ctx.database().query_one(
+        "SELECT refund_id, amount_cents, status FROM refunds WHERE order_id = ? AND user_id = ?",
+        (args.order_id, ctx.user_id),
+    )
+    if row is None:
+        return None
+    return {"order_id": args.order_id, **row, "already_requested": False}
+
+
+def urge_delivery(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
+    """Ask the rider or carrier to hurry; only orders still on their way can be urged."""
+    db = ctx.database()
+    order = _load_order(args, ctx)
+    if order["status"] not in ("delivering", "shipped"):
+        msg = f"order {args.order_id} is {order['status']}: it cannot be urged"
+        raise UserFixableError(msg, details={"order_id": args.order_id, "reason": order["status"]})
+    with db.transaction() as conn:
+        conn.execute(
+            "INSERT INTO delivery_urges (order_id, user_id) VALUES (?, ?)",
+            (args.order_id, ctx.user_id),
+        )
+        urges = conn.execute(
+            "SELECT COUNT(*) FROM delivery_urges WHERE order_id = ?", (args.order_id,)
+        ).fetchone()[0]
+    return {
+        "order_id": args.order_id,
+        "status": order["status"],
+        "eta_minutes": order["eta_minutes"],
+        "eta_date": order["eta_date"],
+        "urge_count": urges,
+    }
+
+
+CANCELLABLE = ("pending_payment", "shipped", "delivering")
+"""An order can be cancelled until it is delivered."""
+
+
+def cancel_order(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
+    """Cancel an order that has not been delivered yet, in one transaction."""
+    with ctx.database().transaction() as conn:
+        order = conn.execute(
+            "SELECT order_id, status, amount_cents, item FROM orders WHERE order_id = ?",
+            (args.order_id,),
+        ).fetchone()
+        if order is None:
+            msg = f"order {args.order_id} not found"
+            raise ResourceNotFoundError(msg, details={"order_id": args.order_id})
+        if order["status"] not in CANCELLABLE:
+            msg = f"order {args.order_id} is {order['status']}: it can no longer be cancelled"
+            raise UserFixableError(
+                msg, details={"order_id": args.order_id, "reason": order["status"]}
+            )
+        conn.execute(
+            "UPDATE orders SET status = 'cancelled', eta_minutes = NULL, eta_date = NULL"
+            " WHERE order_id = ? AND status = ?",
+            (args.order_id, order["status"]),
+        )
+    return {
+        "order_id": args.order_id,
+        "item": order["item"],
+        "amount_cents": order["amount_cents"],
+        "previous_status": order["status"],
+        "status": "cancelled",
+    }
+
+
+def cancel_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any] | None:
+    """Tell whether a timed-out ``cancel_order`` went through: the order is cancelled."""
+    row = ctx.database().query_one(
+        "SELECT order_id, item, amount_cents, status FROM orders WHERE order_id = ?",
+        (args.order_id,),
+    )
+    if row is None or row["status"] != "cancelled":
+        return None
+    return {**row, "previous_status": None}
+
+
+def send_notification(args: NotificationRequest, ctx: ToolContext) -> dict[str, Any]:
+    """Notify the user about an order, by text message or in-app message."""
+    order = _load_order(args, ctx)
+    eta = order["eta_minutes"] and f"，预计 {order['eta_minutes']} 分钟送达" or ""
+    content = f"订单 {order['order_id']}（{order['item']}）当前状态：{order['status']}{eta}。"
+    with ctx.database().transaction() as conn:
+        conn.execute(
+            "INSERT INTO notifications (user_id, channel, content) VALUES (?, ?, ?)",
+            (ctx.user_id, args.channel, content),
+        )
+    return {"order_id": args.order_id, "channel": args.channel, "sent": True}
+
+
+def _summarize_status(data: dict[str, Any]) -> str:
+    eta = data.get("eta_minutes") or data.get("eta_date") or "unknown"
+    return f"order {data['order_id']}: {data['status']}, eta {eta}"
+
+
+def _summarize_refund(data: dict[str, Any]) -> str:
+    return f"refund {data['refund_id']} for order {data['order_id']}: {data['status']}"
+
+
+def _summarize_urge(data: dict[str, Any]) -> str:
+    return f"urged order {data['order_id']} ({data['urge_count']} urges so far)"
+
+
+SEND_NOTIFICATION = ToolCard(
+    name="send_notification",
+    description="给用户发送站内信或短信通知 (send the user a text or in-app notification about "
+    "an order).",
+    when_to_use="Only when the user explicitly asks to be notified (e.g. 到了通知我, text me).",
+    when_not_to_use="Never use it to reply in the conversation; never without being asked.",
+    parameters=NotificationRequest,
+    returns="sent, channel.",
+    handler=send_notification,
+    idempotent=False,
+    permission="order:notify",
+    domain="order",
+    owner_of=order_owner,
+    requires=("query_order_status",),
+    rate_limit="5/minute",
+)
+
+ORDER_TOOLS = (
+    ToolCard(
+        name="query_order_status",
+        description="Look up a food-delivery or shop order's status and estimated arrival.",
+        when_to_use="The user asks where an order is, why it has not arrived, or its status, "
+        "and has given the order number.",
+        when_not_to_use="The user has not given an order number (ask for it instead); the "
+        "user wants a refund or to hurry the delivery.",
+        parameters=OrderRef,
+        returns="order_id, status (delivering, delivered, shipped, pending_payment, "
+        "cancelled), eta_minutes or eta_date, item.",
+        handler=query_order_status,
+        idempotent=True,
+        permission="order:read",
+        domain="order",
+        owner_of=order_owner,
+        timeout_s=3.0,
+        cache_ttl_s=10.0,
+        summarize=_summarize_status,
+    ),
+    ToolCard(
+        name="request_refund",
+        description="File a refund request for a whole order on the user's behalf.",
+        when_to_use="The user explicitly asks for a refund or their money back for an order "
+        "whose number they have given.",
+        when_not_to_use="The user only complains or asks about status; no order number yet; "
+        "the order was never paid or was cancelled.",
+        parameters=RefundRequest,
+        returns="refund_id, amount_cents, status (submitted), already_requested.",
+        handler=request_refund,
+        idempotent=False,
+        permission="order:refund",
+        domain="order",
+        risk="high",
+        owner_of=order_owner,
+        status_lookup=refund_status,
+        timeout_s=5.0,
+        summarize=_summarize_refund,
+    ),
+    ToolCard(
+        name="urge_delivery",
+        description="Ask the rider or carrier to hurry an order that is on its way.",
+        when_to_use="The user asks to hurry, chase or speed up a delivery whose order number "
+        "they have given.",
+        when_not_to_use="The user only asks where the order is; the order is delivered or "
+        "cancelled; no order number yet.",
+        parameters=OrderRef,
+        returns="order_id, status, eta_minutes or eta_date, urge_count.",
+        handler=urge_delivery,
+        idempotent=False,
+        permission="order:urge",
+        domain="order",
+        owner_of=order_owner,
+        timeout_s=3.0,
+        summarize=_summarize_urge,
+    ),
+    ToolCard(
+        name="cancel_order",
+        description="Cancel a food-delivery or shop order that has not been delivered yet.",
+        when_to_use="The user explicitly asks to cancel an order whose number they have given.",
+        when_not_to_use="The order is delivered (offer a refund instead); the user only "
+        "complains, asks about status or wants it faster; no order number yet.",
+        parameters=OrderRef,
+        returns="order_id, item, amount_cents, previous_status, status (cancelled).",
+        handler=cancel_order,
+        idempotent=False,
+        permission="order:cancel",
+        domain="order",
+        risk="high",
+        owner_of=order_owner,
+        status_lookup=cancel_status,
+        timeout_s=5.0,
+        summarize=lambda data: f"cancelled order {data['order_id']}",
+    ),
+    SEND_NOTIFICATION,
+)

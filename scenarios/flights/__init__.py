@@ -1,0 +1,34 @@
+"""Flight booking: five slots over several turns, an ID number kept in the vault, confirmation."""
+
+from __future__ import annotations
+
+from nodes.tasks import Scenario, TaskSpec
+from scenarios.flights import understanding
+from scenarios.flights.seed import SEED
+from scenarios.flights.tools import FLIGHT_TOOLS
+from scenarios.flights.wording import DESCRIBE, WORDING
+
+SCENARIO = Scenario(
+    name="flights",
+    tasks=(
+        TaskSpec(
+            intent="BOOK_FLIGHT",
+            tool="book_flight_ticket",
+            required_slots=(
+                "origin",
+                "destination",
+                "departure_date",
+                "passenger_name",
+                "passenger_id",
+            ),
+            sensitive_slots=("passenger_id",),
+        ),
+    ),
+    cards=FLIGHT_TOOLS,
+    grants={"customer": frozenset({"flight:book"})},
+    cues=understanding.CUES,
+    extract=understanding.extract,
+    wording=WORDING,
+    describe=DESCRIBE,
+    seed=SEED,
+)

@@ -1,0 +1,72 @@
+"""How a flight booking is recognized, and its five slots found over several messages."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+from nodes.tasks import Cues, SlotResult
+from scenarios.dates import find_date
+from scenarios.gazetteer import city_pattern
+from tools.vault import id_card_problem, mask_id_card
+
+CUES: dict[str, Cues] = {
+    "BOOK_FLIGHT": (
+        ("机票", 1.2),
+        ("订票", 1.2),
+        ("航班", 1.0),
+        ("坐飞机", 1.0),
+        ("飞机", 0.4),
+        ("乘客", 0.4),
+        ("身份证", 0.4),
+        ("book a flight", 1.2),
+        ("flight", 1.0),
+        ("plane ticket", 1.2),
+        ("fly to", 1.0),
+        ("fly from", 1.0),
+        ("passenger", 0.4),
+    ),
+}
+
+_NAME_ZH = re.compile(
+    r"(?:乘客|旅客|乘机人|名字是|名字叫|姓名[是:：]?|我叫)\s*(?:是|为|叫)?\s*"
+    r"([\u4e00-\u9fff]{2,4}?)(?=[，,。.\s]|身份|的|$|\d)"
+)
+_NAME_EN = re.compile(r"passenger(?:'s name)?(?: is| name is|:)?\s+([A-Z][a-z]+(?: [A-Z][a-z]+)*)")
+_ID_NUMBER = re.compile(r"(?<![0-9])(\d{17}[\dXx])(?![0-9])")
+
+
+def extract(text: str, intent: str, *, today: date) -> SlotResult:
+    """Find route, date, passenger name and ID number; corrections simply restate a value."""
+    slots: dict[str, Any] = {}
+    invalid: dict[str, str] = {}
+    cities = city_pattern()
+    route = re.search(
+        rf"(?:从|from\s+)?({cities})\s*(?:出发)?\s*(?:到|去|飞往|飞|→|->|-|to)\s*({cities})",
+        text,
+        re.IGNORECASE,
+    )
+    if route:
+        slots["origin"], slots["destination"] = route.group(1), route.group(2)
+    else:
+        to = re.search(rf"(?:去|到|飞往|飞|\bto\s+)({cities})", text, re.IGNORECASE)
+        frm = re.search(rf"(?:从|\bfrom\s+)({cities})", text, re.IGNORECASE)
+        if to:
+            slots["destination"] = to.group(1)
+        if frm:
+            slots["origin"] = frm.group(1)
+    day = find_date(text, today)
+    if day is not None:
+        slots["departure_date"] = day.isoformat()
+    name = _NAME_ZH.search(text) or _NAME_EN.search(text)
+    if name:
+        slots["passenger_name"] = name.group(1)
+    number = _ID_NUMBER.search(text)
+    if number:
+        problem = id_card_problem(number.group(1))
+        if problem:
+            invalid["passenger_id"] = f"{mask_id_card(number.group(1))}: {problem}"
+        else:
+            slots["passenger_id"] = number.group(1).upper()
+    return SlotResult(slots=slots, invalid=invalid)

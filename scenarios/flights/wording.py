@@ -1,0 +1,75 @@
+"""What the flight agent says, in zh and en."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nodes.tasks import Describer, Speaker, Wording
+from state import AgentState, ToolResult
+
+WORDING: Wording = {
+    "intent.BOOK_FLIGHT": {"zh": "预订机票", "en": "book a flight"},
+    "reason.check digit does not match": {"zh": "校验位不正确", "en": "wrong check digit"},
+    "reason.sold_out": {"zh": "已售罄", "en": "sold out"},
+    "reason.no_flight": {"zh": "无此航线", "en": "no such flight"},
+    "reason.no_seat": {"zh": "无座位", "en": "no seat"},
+    "invalid.passenger_id": {
+        "zh": "身份证号 {value} {reason}，请核对后重新提供。",
+        "en": "The ID number {value} is not valid ({reason}); please check it.",
+    },
+    "slot.origin": {
+        "zh": "出发城市",
+        "en": "departure city",
+    },
+    "slot.destination": {
+        "zh": "到达城市",
+        "en": "destination",
+    },
+    "slot.departure_date": {
+        "zh": "出发日期",
+        "en": "travel date",
+    },
+    "slot.passenger_name": {
+        "zh": "乘客姓名",
+        "en": "passenger's name",
+    },
+    "slot.passenger_id": {
+        "zh": "乘客身份证号",
+        "en": "passenger's ID number",
+    },
+    "flight_booked": {
+        "zh": "已为{passenger_name}（身份证 {passenger_id}）预订 {departure_date} {origin}→{destination} 的 {flight_no} 航班，{depart_time} 起飞，{arrive_time} 到达，订单号 {booking_id}，票价 {price} 元。",
+        "en": "Booked {flight_no} from {origin} to {destination} on {departure_date} for {passenger_name} (ID {passenger_id}): departs {depart_time}, arrives {arrive_time}. Booking {booking_id}, fare ¥{price}.",
+    },
+    "flight_unavailable": {
+        "zh": "{departure_date} {origin}→{destination} 没有可订的航班（{reason}）。要换个日期吗？",
+        "en": "There is no seat from {origin} to {destination} on {departure_date} ({reason}). Another date?",
+    },
+}
+
+
+def describe_flight(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
+    """Confirm a booking with its details, or say why there was no seat."""
+    data: dict[str, Any] = result.get("data") or {}
+    slots = state.get("slots") or {}
+    if result.get("status") == "success":
+        return speaker.say(
+            "flight_booked",
+            price=f"{data['price_cents'] / 100:,.0f}",
+            **{k: v for k, v in data.items() if k != "price_cents"},
+        )
+    if result.get("error_type") == "not_found":
+        reason = str(data.get("reason"))
+        if reason not in ("sold_out", "no_flight"):
+            reason = "no_seat"
+        return speaker.say(
+            "flight_unavailable",
+            origin=slots.get("origin", ""),
+            destination=slots.get("destination", ""),
+            departure_date=slots.get("departure_date", ""),
+            reason=speaker.say(f"reason.{reason}"),
+        )
+    return speaker.say("handoff", task=speaker.label(state.get("intent", "")))
+
+
+DESCRIBE: dict[str, Describer] = {"book_flight_ticket": describe_flight}

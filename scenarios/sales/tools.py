@@ -1,0 +1,154 @@
+"""Read-only questions about sales: a question becomes SQL, the SQL is proven safe, then run.
+
+Offline, rules turn the question into SQL. Whatever produced it, the SQL must pass
+``tools.sql_guard`` (one SELECT over ``sales``, no hidden column such as cost price), and it
+runs on a read-only connection, with parameters and a row limit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tools.db import Database
+from tools.errors import UserFixableError
+from tools.registry import ToolCard, ToolContext
+from tools.sql_guard import SqlPolicy, UnsafeQueryError, check_query, with_row_limit
+
+SALES_POLICY = SqlPolicy(
+    tables=frozenset({"sales"}),
+    columns=frozenset({"sale_id", "product", "month", "day", "quantity", "amount_cents"}),
+    max_rows=50,
+)
+
+
+class SalesQuestion(BaseModel):
+    """Arguments of a sales question."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(
+        min_length=2,
+        max_length=200,
+        description="The user's question in their own words, e.g. 上月销售额最高的产品.",
+    )
+
+
+@dataclass(frozen=True)
+class SqlPlan:
+    """A question turned into SQL."""
+
+    sql: str
+    """Parameterized SQL (``?`` placeholders)."""
+    params: tuple[Any, ...]
+    """Its parameters."""
+    month: str
+    """The month asked about, YYYY-MM."""
+    metric: str
+    """``amount_cents`` or ``quantity``."""
+    shape: str
+    """``top``, ``bottom`` or ``total``."""
+
+
+def _month_of(text: str, now: date) -> str:
+    lowered = text.lower()
+    explicit = re.search(r"(20\d{2})\s*[年\-/.]\s*(\d{1,2})", text)
+    if explicit:
+        return f"{int(explicit.group(1)):04d}-{int(explicit.group(2)):02d}"
+    if re.search(r"本月|这个月|this month", lowered):
+        return f"{now.year:04d}-{now.month:02d}"
+    year, month = (now.year, now.month - 1) if now.month > 1 else (now.year - 1, 12)
+    return f"{year:04d}-{month:02d}"  # 上月 / last month, and the default
+
+
+def question_to_sql(text: str, now: date) -> SqlPlan:
+    """Turn a sales question into parameterized SQL, or raise ``UserFixableError``."""
+    lowered = text.lower()
+    month = _month_of(text, now)
+    metric = (
+        "quantity"
+        if re.search(r"销量|件数|卖了多少件|卖出多少|quantity|units|how many", lowered)
+        else "amount_cents"
+    )
+    top_n = re.search(r"前\s*(\d{1,2})|top\s*(\d{1,2})", lowered)
+    limit = int(next(g for g in top_n.groups() if g)) if top_n else 1
+    if re.search(r"最低|最少|最差|worst|lowest|least", lowered):
+        shape, order = "bottom", "ASC"
+    elif top_n or re.search(r"最高|最多|最好|最畅销|卖得最|best|top|highest|most", lowered):
+        shape, order = "top", "DESC"
+    elif re.search(r"总|合计|一共|total|overall", lowered):
+        shape, order = "total", ""
+    else:
+        msg = "I can answer which product sold most or least, and total sales, by month"
+        raise UserFixableError(msg, details={"reason": "unsupported_question"})
+    if shape == "total":
+        sql = f"SELECT SUM({metric}) AS total FROM sales WHERE month = ?"
+        return SqlPlan(sql, (month,), month, metric, shape)
+    sql = (
+        f"SELECT product, SUM({metric}) AS total FROM sales WHERE month = ? "
+        f"GROUP BY product ORDER BY total {order} LIMIT {limit}"
+    )
+    return SqlPlan(sql, (month,), month, metric, shape)
+
+
+def run_checked_query(
+    db: Database, sql: str, params: tuple[Any, ...], policy: SqlPolicy = SALES_POLICY
+) -> list[dict[str, Any]]:
+    """Check ``sql`` with the guard, then run it read-only with a row limit."""
+    try:
+        tree = check_query(sql, policy)
+    except UnsafeQueryError as exc:
+        msg = f"refused SQL: {exc}"
+        raise UserFixableError(msg, details={"reason": "unsafe_sql", "sql": sql}) from exc
+    safe_sql = with_row_limit(tree, policy.max_rows)
+    conn = db.read_only()
+    try:
+        cursor = conn.execute(safe_sql, params)
+        names = [column[0] for column in cursor.description or []]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchmany(policy.max_rows)]
+    finally:
+        conn.close()
+
+
+def query_sales_report(args: SalesQuestion, ctx: ToolContext) -> dict[str, Any]:
+    """Answer a sales question from the sales table."""
+    plan = question_to_sql(args.question, ctx.today())
+    rows = run_checked_query(ctx.database(), plan.sql, plan.params)
+    return {
+        "question": args.question,
+        "sql": plan.sql,
+        "params": list(plan.params),
+        "month": plan.month,
+        "metric": plan.metric,
+        "shape": plan.shape,
+        "rows": rows,
+    }
+
+
+def _summarize(data: dict[str, Any]) -> str:
+    return f"{len(data['rows'])} row(s) for {data['month']}: {data['sql']} {data['params']}"
+
+
+SALES_TOOLS = (
+    ToolCard(
+        name="query_sales_report",
+        description="Answer a question about product sales (revenue or units) by month.",
+        when_to_use="A staff member asks which product sold most or least, or total sales, "
+        "for a month.",
+        when_not_to_use="Customers asking about their own orders; anything that changes data; "
+        "questions about cost or margin (not available).",
+        parameters=SalesQuestion,
+        returns="month, metric, the SQL that ran and its rows.",
+        handler=query_sales_report,
+        idempotent=True,
+        permission="report:read",
+        domain="report",
+        timeout_s=5.0,
+        cache_ttl_s=60.0,
+        summarize=_summarize,
+    ),
+)

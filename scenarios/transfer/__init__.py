@@ -1,0 +1,33 @@
+"""Money transfers, and large refunds, carried out by a finance agent with its own tools."""
+
+from __future__ import annotations
+
+from nodes.tasks import Scenario, TaskSpec
+from scenarios.transfer import understanding
+from scenarios.transfer.agent import AGENT, TRANSFER_TOOL, make_finance_node
+from scenarios.transfer.seed import SEED
+from scenarios.transfer.tools import FINANCE_TOOLS
+from scenarios.transfer.wording import DESCRIBE, WORDING
+
+SCENARIO = Scenario(
+    name="transfer",
+    tasks=(
+        TaskSpec(
+            intent="TRANSFER_MONEY",
+            tool=TRANSFER_TOOL,
+            required_slots=("to_account", "amount_cents", "pin"),
+            sensitive_slots=("pin",),
+            agent=AGENT,
+        ),
+    ),
+    cards=(),
+    agent_cards={AGENT: FINANCE_TOOLS},
+    grants={"customer": frozenset({"finance:transfer", "finance:refund"})},
+    cues=understanding.CUES,
+    support=understanding.support,
+    extract=understanding.extract,
+    wording=WORDING,
+    describe=DESCRIBE,
+    agents={AGENT: make_finance_node},
+    seed=SEED,
+)

@@ -1,0 +1,63 @@
+"""How a transfer is recognized: the payee account, the amount in cents and the PIN."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import date
+from typing import Any
+
+from nodes.tasks import Cues, SlotResult
+
+CUES: dict[str, Cues] = {
+    "TRANSFER_MONEY": (
+        ("转账", 1.2),
+        ("转钱", 1.2),
+        ("汇款", 1.2),
+        ("打款", 1.0),
+        ("转给", 1.0),
+        ("付款给", 1.0),
+        ("转", 0.4),
+        ("transfer", 1.2),
+        ("send money", 1.2),
+        ("wire", 1.0),
+        ("pay ", 0.4),
+    ),
+}
+ACCOUNT_SUPPORT = 0.5
+"""An account number (ACC-NNNN) supports a transfer."""
+
+_ACCOUNT = re.compile(r"(?<![A-Za-z0-9])ACC-\d{4}(?!\d)", re.IGNORECASE)
+_AMOUNT = re.compile(
+    r"(?:¥|￥|rmb\s*|cny\s*)?(\d{1,9}(?:\.\d{1,2})?)\s*(?:元|块|yuan|rmb|cny)"
+    r"|(?:¥|￥)\s*(\d{1,9}(?:\.\d{1,2})?)",
+    re.IGNORECASE,
+)
+_PIN = re.compile(
+    r"(?:密码|支付密码|PIN|pin|passcode)\s*(?:是|为|:|：|is)?\s*(\d{6})(?!\d)", re.IGNORECASE
+)
+
+
+def support(text: str) -> Iterator[tuple[str, float, str]]:
+    """An account number in the message supports a transfer."""
+    if _ACCOUNT.search(text):
+        yield "TRANSFER_MONEY", ACCOUNT_SUPPORT, "account"
+
+
+def extract(text: str, intent: str, *, today: date) -> SlotResult:
+    """Find the payee account, the amount (to cents) and the payment PIN."""
+    slots: dict[str, Any] = {}
+    invalid: dict[str, str] = {}
+    accounts = list(dict.fromkeys(m.group(0).upper() for m in _ACCOUNT.finditer(text)))
+    if len(accounts) == 1:
+        slots["to_account"] = accounts[0]
+    elif len(accounts) > 1:
+        invalid["to_account"] = "multiple: " + ", ".join(accounts)
+    amount = _AMOUNT.search(text)
+    if amount:
+        value = amount.group(1) or amount.group(2)
+        slots["amount_cents"] = round(float(value) * 100)
+    pin = _PIN.search(text)
+    if pin:
+        slots["pin"] = pin.group(1)
+    return SlotResult(slots=slots, invalid=invalid)

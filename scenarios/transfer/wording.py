@@ -1,0 +1,116 @@
+"""What the finance agent says, in zh and en."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nodes.tasks import Describer, Speaker, Wording
+from state import AgentState, ToolResult
+
+WORDING: Wording = {
+    "intent.TRANSFER_MONEY": {"zh": "转账", "en": "make a transfer"},
+    "slot.to_account": {
+        "zh": "收款账户（ACC-NNNN）",
+        "en": "payee account (ACC-NNNN)",
+    },
+    "slot.amount_cents": {
+        "zh": "转账金额",
+        "en": "amount",
+    },
+    "slot.pin": {
+        "zh": "6 位支付密码",
+        "en": "6-digit payment PIN",
+    },
+    "transfer_done": {
+        "zh": "已向{payee}（{to_account}）转账 {amount} 元，交易号 {transfer_id}。",
+        "en": "Sent ¥{amount} to {payee} ({to_account}); transaction {transfer_id}.",
+    },
+    "transfer_review": {
+        "zh": "这笔 {amount} 元的转账需要风控审核，已提交，预计 2 小时内完成（交易号 {transfer_id}）。",
+        "en": "This ¥{amount} transfer needs a risk review; it has been submitted and should complete within 2 hours (transaction {transfer_id}).",
+    },
+    "transfer_wrong_pin": {
+        "zh": "支付密码不正确，转账已停止，没有扣款。",
+        "en": "The payment PIN is wrong; the transfer was stopped and nothing was taken.",
+    },
+    "transfer_insufficient": {
+        "zh": "余额不足（可用 {balance} 元），转账已停止，没有扣款。",
+        "en": "Insufficient balance (¥{balance} available); the transfer was stopped and nothing was taken.",
+    },
+    "transfer_no_payee": {
+        "zh": "收款账户 {to_account} 不存在，转账已停止，没有扣款。",
+        "en": "Payee account {to_account} does not exist; the transfer was stopped and nothing was taken.",
+    },
+    "transfer_reversed": {
+        "zh": "转账未能完成清算，款项已原路退回您的账户，请稍后再试。",
+        "en": "The transfer could not be cleared, so the money was returned to your account. Please try again later.",
+    },
+    "transfer_failed": {
+        "zh": "转账暂时无法完成，没有扣款，请稍后再试。",
+        "en": "The transfer can't be completed right now; nothing was taken.",
+    },
+    "large_refund_approved": {
+        "zh": "订单 {order_id} 的退款金额较大（{amount} 元），已转交财务处理：已批准，退款单号 {refund_id}，将原路退回。",
+        "en": "The refund for order {order_id} ({amount} yuan) is above my limit, so finance handled it: approved, refund {refund_id}.",
+    },
+    "large_refund_review": {
+        "zh": "订单 {order_id} 的退款金额较大（{amount} 元），已转交财务人工审核（退款单号 {refund_id}）。",
+        "en": "The refund for order {order_id} ({amount} yuan) went to finance for review (refund {refund_id}).",
+    },
+}
+
+
+def describe_transfer(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
+    """Report the transfer, or the step that stopped it and that nothing was taken."""
+    data: dict[str, Any] = result.get("data") or {}
+    slots = state.get("slots") or {}
+    amount = f"{(slots.get('amount_cents') or data.get('amount_cents') or 0) / 100:,.2f}"
+    reason = data.get("reason")
+    if result.get("status") == "success" and result.get("tool") == "execute_transfer":
+        name = {"pending_review": "transfer_review", "completed": "transfer_done"}.get(
+            str(data.get("status")), "transfer_reversed"
+        )
+        payee = next(
+            (
+                (s.get("data") or {}).get("payee_name")
+                for s in state.get("tool_results") or []
+                if s.get("tool") == "check_balance" and s.get("data")
+            ),
+            "",
+        )
+        return speaker.say(
+            name,
+            amount=amount,
+            payee=payee,
+            to_account=data.get("to_account", ""),
+            transfer_id=data.get("transfer_id", ""),
+        )
+    if reason == "wrong_pin":
+        return speaker.say("transfer_wrong_pin")
+    if reason == "insufficient":
+        return speaker.say(
+            "transfer_insufficient", balance=f"{data.get('balance_cents', 0) / 100:,.2f}"
+        )
+    if reason == "no_payee":
+        return speaker.say("transfer_no_payee", to_account=slots.get("to_account", ""))
+    if reason == "compensated":
+        return speaker.say("transfer_reversed")
+    return speaker.say("transfer_failed")
+
+
+def describe_large_refund(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
+    """Report finance's decision on a large refund."""
+    data: dict[str, Any] = result.get("data") or {}
+    if result.get("status") != "success":
+        return speaker.say("handoff", task=speaker.label(state.get("intent", "")))
+    name = "large_refund_approved" if data.get("status") == "approved" else "large_refund_review"
+    return speaker.say(name, amount=f"{data['amount_cents'] / 100:,.2f}", **data)
+
+
+DESCRIBE: dict[str, Describer] = {
+    **dict.fromkeys(
+        ("verify_identity", "check_balance", "assess_transfer_risk", "execute_transfer"),
+        describe_transfer,
+    ),
+    "approve_large_refund": describe_large_refund,
+}

@@ -1,0 +1,27 @@
+"""Weather over HTTP: a REST API behind an adapter that refuses what it does not recognize."""
+
+from __future__ import annotations
+
+from nodes.tasks import Scenario, TaskSpec
+from scenarios.weather import understanding
+from scenarios.weather.tools import WEATHER_TOOLS
+from scenarios.weather.wording import DESCRIBE, WORDING
+
+SCENARIO = Scenario(
+    name="weather",
+    tasks=(
+        TaskSpec(
+            intent="QUERY_WEATHER",
+            tool="query_weather",
+            required_slots=("city",),
+            handoff_on_failure=False,
+        ),
+    ),
+    cards=WEATHER_TOOLS,
+    grants={role: frozenset({"weather:read"}) for role in ("customer", "agent", "analyst")},
+    cues=understanding.CUES,
+    support=understanding.support,
+    extract=understanding.extract,
+    wording=WORDING,
+    describe=DESCRIBE,
+)

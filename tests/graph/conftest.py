@@ -1,0 +1,1 @@
+from tests.fakes.openai_server import openai_server  # noqa: F401

@@ -1,0 +1,135 @@
+"""Every shipped scenario honours the contract the generic nodes rely on."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from nodes.clarify import clarifying_question
+from nodes.prompts import Voice
+from nodes.services import Services
+from nodes.slot_filling import vault_sensitive
+from nodes.tasks import LANGUAGES, Scenario, ScenarioSet
+from scenarios import SCENARIOS
+
+CATALOG = ScenarioSet(SCENARIOS)
+PERMISSIONS = Services(scenarios=SCENARIOS).permissions
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _all_cards(scenario: Scenario):
+    return [*scenario.cards, *(c for cards in scenario.agent_cards.values() for c in cards)]
+
+
+@pytest.fixture(params=SCENARIOS, ids=[s.name for s in SCENARIOS])
+def scenario(request) -> Scenario:
+    return request.param
+
+
+def test_names_are_the_documented_ones():
+    assert [s.name for s in SCENARIOS] == [
+        "delivery",
+        "weather",
+        "flights",
+        "transfer",
+        "appointment",
+        "sales",
+    ]
+
+
+def test_every_intent_has_cues_and_labels_in_both_languages(scenario):
+    for task in scenario.tasks:
+        assert scenario.cues.get(task.intent), f"{task.intent} has no rule cues"
+        label = scenario.wording.get(f"intent.{task.intent}") or {}
+        for language in LANGUAGES:
+            assert label.get(language), f"{task.intent} has no {language} label"
+
+
+def test_every_required_slot_can_be_asked_for(scenario):
+    for task in scenario.tasks:
+        for slot in task.required_slots:
+            keys = [k for k in (f"ask.{slot}", f"slot.{slot}") if k in scenario.wording]
+            assert keys, f"{task.intent}: nothing asks for {slot!r}"
+            for key in keys:
+                assert all(scenario.wording[key].get(lang) for lang in LANGUAGES), key
+
+
+def test_every_task_tool_is_registered_and_granted(scenario):
+    names = {card.name for card in _all_cards(scenario)}
+    for task in scenario.tasks:
+        assert task.tool in names, f"{task.intent}: tool {task.tool!r} is not declared"
+        for _slot, extra in task.on_request:
+            assert extra in names
+        if task.agent is not None:
+            assert task.agent in scenario.agents
+    for card in _all_cards(scenario):
+        roles = [role for role in PERMISSIONS.roles() if role != "admin"]
+        allowed = any(PERMISSIONS.allows(role, card.permission) for role in roles)
+        assert allowed, f"no role may use {card.name} ({card.permission})"
+
+
+def test_every_tool_has_a_describer_that_speaks_both_languages(scenario):
+    for card in _all_cards(scenario):
+        describe = scenario.describe.get(card.name)
+        assert describe is not None, f"{card.name} has no describer"
+        failure = {"tool": card.name, "status": "failed", "error_type": None, "data": {}}
+        state = {"intent": scenario.tasks[0].intent, "slots": {}, "tool_results": [failure]}
+        sentences = {lang: describe(failure, state, Voice(CATALOG, lang)) for lang in LANGUAGES}
+        assert all(sentences.values()), card.name
+        assert sentences["zh"] != sentences["en"], card.name
+
+
+def test_sensitive_slots_are_required_and_vaulted(scenario, db):
+    services = Services(scenarios=SCENARIOS, database_factory=lambda: db)
+
+    for task in scenario.tasks:
+        assert set(task.sensitive_slots) <= set(task.required_slots)
+        for slot in task.sensitive_slots:
+            secret = "110101199001011237" if slot.endswith("_id") else "123456"
+            out = vault_sensitive(task, {slot: secret}, services, "u_10001")
+            assert secret not in repr(out)
+            assert out[slot].startswith("pii:") and "*" in out[f"{slot}_masked"]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_what_do_you_mean_question_offers_every_task(language):
+    question = clarifying_question(
+        {"intent": "UNKNOWN", "decision": "clarify", "language": language}, CATALOG
+    )
+    voice = Voice(CATALOG, language)
+    for intent in CATALOG.intents:
+        assert voice.label(intent) in question
+
+
+GENERIC_DIRS = ("nodes", "tools")
+GENERIC_KEYS = {"question"}
+"""Keys the generic nodes own that a scenario's slot happens to share: the confirmation
+payload's human-readable ``question`` (the sales scenario's slot is also a question)."""
+
+
+def _scenario_names() -> set[str]:
+    names: set[str] = set()
+    for scenario in SCENARIOS:
+        for task in scenario.tasks:
+            names.add(task.intent)
+            names.update(task.required_slots)
+            names.update(task.sensitive_slots)
+            names.update(slot for slot, _ in task.on_request)
+        names.update(card.name for card in _all_cards(scenario))
+        names.update(scenario.agents)
+    return names - GENERIC_KEYS
+
+
+def test_generic_modules_name_no_intent_slot_or_tool():
+    names = _scenario_names()
+    quoted = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']""")
+    found = []
+    for folder in GENERIC_DIRS:
+        for path in sorted((ROOT / folder).glob("*.py")):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                for word in quoted.findall(line):
+                    if word in names:
+                        found.append(f"{path.relative_to(ROOT)}:{number}: {word}")
+    assert not found, "\n".join(found)
