@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eval.faults import FaultInjector
-from tools.catalog import default_registry
+from tests.helpers import default_registry
 
 
 def draws(injector: FaultInjector, n: int = 200) -> list[str | None]:
