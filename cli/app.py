@@ -13,7 +13,12 @@ from langgraph.types import Command
 from rich.console import Console
 from rich.table import Table
 
+from cli.eval import eval_command
+from cli.metrics import serve_metrics, stats
+from cli.model import model_app, print_doctor
 from cli.render import show_update
+from cli.token import token
+from cli.trace import trace
 from cli.weather_server import start_demo_weather_server
 from graph import time_travel
 from graph.builder import build_graph
@@ -324,6 +329,20 @@ def fork(
     messages = out.get("messages") or []
     if messages:
         console.print(f"[bold green]agent:[/bold green] {messages[-1].content}")
+
+
+app.command()(token)
+app.command()(trace)
+app.command()(stats)
+app.command("serve-metrics")(serve_metrics)
+app.command("eval")(eval_command)
+app.add_typer(model_app, name="model")
+
+
+@app.command()
+def doctor() -> None:
+    """Say what model is configured and whether its endpoint answers (never the key)."""
+    raise typer.Exit(print_doctor())
 
 
 def main() -> None:

@@ -22,10 +22,10 @@ def _understanding_factory(mode: str) -> Any:
     returns an object implementing ``nodes.understanding.Understanding``), so the model
     modes plug in without this file changing.
     """
-    from eval.backends import RuleBasedUnderstanding
+    from eval.backends import rules_understanding
 
     if mode == "rules":
-        return RuleBasedUnderstanding
+        return rules_understanding
     if ":" not in mode:
         msg = f"unknown mode {mode!r}: use 'rules' or 'module:Factory'"
         raise typer.BadParameter(msg)

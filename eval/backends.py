@@ -7,7 +7,9 @@ in ``eval/`` changes.
 from __future__ import annotations
 
 from graph.builder import build_graph
+from nodes.tasks import ScenarioSet
 from nodes.understanding import RuleBasedUnderstanding, Understanding
+from scenarios import SCENARIOS
 from tools.audit import AuditLog
 from tools.db import Database
 from tools.errors import (
@@ -18,8 +20,29 @@ from tools.errors import (
 )
 from tools.executor import ActionExecutor, Decision, ExecutorSettings, PreparedCall, envelope
 from tools.parsing import ArgumentParseError, parse_arguments
-from tools.permissions import acts_on_any_owner, role_allows
+from tools.permissions import Permissions
 from tools.registry import ToolCard, ToolContext, ToolRegistry
+
+PERMISSIONS = Permissions.merged(ScenarioSet(SCENARIOS).grants())
+"""The shipped scenarios' role grants."""
+SEEDS = [scenario.seed for scenario in SCENARIOS if scenario.seed is not None]
+"""The shipped scenarios' tables and demo rows."""
+
+
+def role_allows(role: str, permission: str) -> bool:
+    """Tell whether ``role`` holds ``permission`` under the shipped scenarios' grants."""
+    return PERMISSIONS.allows(role, permission)
+
+
+def acts_on_any_owner(role: str, domain: str) -> bool:
+    """Tell whether ``role`` may act on other users' resources of ``domain``."""
+    return PERMISSIONS.acts_on_any_owner(role, domain)
+
+
+def rules_understanding() -> None:
+    """Ask ``build_graph`` for its default: rules over the graph's own scenarios."""
+    return None
+
 
 WEATHER_URL_ENV = "REACH_WEATHER_URL"
 """Where the weather tool finds its API."""
@@ -68,4 +91,6 @@ __all__ = [
     "envelope",
     "parse_arguments",
     "role_allows",
+    "rules_understanding",
+    "SEEDS",
 ]

@@ -25,17 +25,18 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from eval.backends import (
+    SEEDS,
     TODAY_ENV,
     WEATHER_URL_ENV,
     ActionExecutor,
     AuditLog,
     Database,
     ExecutorSettings,
-    RuleBasedUnderstanding,
     ToolRegistry,
     Understanding,
     build_graph,
     clear_settings_cache,
+    rules_understanding,
     start_weather_server,
 )
 from eval.bare import BareExecutor
@@ -253,14 +254,14 @@ def run_case(
     case: Case,
     *,
     agent: Agent = "agent",
-    understanding: UnderstandingFactory = RuleBasedUnderstanding,
+    understanding: UnderstandingFactory = rules_understanding,
     fault_rate: float = 0.0,
     trial: int = 0,
     seed: int = 0,
     workdir: Path,
 ) -> RunResult:
     """Drive ``case`` once on a fresh database and return its scored result."""
-    db = Database(workdir / f"{case.id}-{agent}-{trial}-{uuid.uuid4().hex[:6]}.db")
+    db = Database(workdir / f"{case.id}-{agent}-{trial}-{uuid.uuid4().hex[:6]}.db", seeds=SEEDS)
     seed_state = snapshot(db)
     injector = FaultInjector(
         rate=fault_rate, seed=seed, case=case.id, trial=trial, pinned=dict(case.backend)
@@ -449,7 +450,7 @@ def run_evaluation(
     cases: Sequence[Case],
     *,
     mode: str = "rules",
-    understanding: UnderstandingFactory = RuleBasedUnderstanding,
+    understanding: UnderstandingFactory = rules_understanding,
     fault_rate: float = 0.0,
     trials: int = 1,
     seed: int = 0,

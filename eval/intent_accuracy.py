@@ -26,6 +26,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from nodes.tasks import ScenarioSet
+from nodes.understanding import RuleBasedUnderstanding
+from scenarios import SCENARIOS
+
 LABELS = Path(__file__).with_name("intents.jsonl")
 UNKNOWN = "UNKNOWN"
 
@@ -196,9 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--errors", action="store_true", help="list the misclassified rows")
     args = parser.parse_args(argv)
 
-    from nodes.understanding import RuleBasedUnderstanding
-
-    rules = RuleBasedUnderstanding()
+    rules = RuleBasedUnderstanding(ScenarioSet(SCENARIOS))
     rows = load()
     if args.limit:
         rows = fixed_slice(rows, args.limit)

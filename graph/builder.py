@@ -37,6 +37,7 @@ from nodes.tasks import Scenario
 from nodes.tool import make_tool_node
 from scenarios import SCENARIOS
 from state import AgentState, Context
+from tools.trace_callbacks import trace_callbacks
 
 
 def make_builder(services: Services) -> StateGraph[AgentState, Context, Any, Any]:
@@ -114,7 +115,11 @@ def build_graph(
     if checkpointer is not None and not isinstance(checkpointer.serde, MaskingSerializer):
         # the turn's input is checkpointed before any node runs: mask ID numbers on the way
         checkpointer.serde = MaskingSerializer(checkpointer.serde)
-    return make_builder(services).compile(checkpointer=checkpointer, **options)
+    compiled = make_builder(services).compile(checkpointer=checkpointer, **options)
+    # the four decision points of every task go to the audit log (``reach trace``)
+    return compiled.with_config(callbacks=trace_callbacks(lambda: services.executor.audit))
 
 
-graph = build_graph()
+graph = make_builder(Services(scenarios=SCENARIOS)).compile(name="agent")
+"""What ``langgraph dev`` serves: no checkpointer (the server brings its own)."""
+graph = graph.with_config(callbacks=trace_callbacks())

@@ -12,7 +12,7 @@ import difflib
 import json
 import re
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Literal
@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from tools.db import Database
 from tools.guards import TaskHistory
+from tools.lifecycle import SERVING, Effective, ToolLifecycle, version_key
 from tools.permissions import Permissions
 from tools.settings import Settings, get_settings
 
@@ -203,57 +204,142 @@ def validate_tool_name(name: str) -> None:
 
 
 @dataclass
-class _Entry:
-    card: ToolCard
-    enabled: bool = True
-
-
-@dataclass
 class ToolRegistry:
-    """Cards by name, changeable at run time (register, enable, disable, deprecate, remove)."""
+    """Cards by name and version; their run-time state lives in a ``ToolLifecycle``.
+
+    The cards are code; enable, disable, deprecate, pins and retirement are state, kept in
+    ``lifecycle`` (in memory by default, SQLite or Redis when shared by workers). Only
+    serving tools (active, or deprecated before their sunset) are returned by ``get``; only
+    active ones are offered to a model by ``select``, ``model_view`` and ``langchain_tools``.
+    Several versions of one tool may be registered: new calls get the newest serving one,
+    while a task (or intent) pinned to an older version keeps it until that is retired.
+    """
 
     permissions: Permissions = field(default_factory=Permissions)
     """Which role may use which permission; the executor authorizes against it."""
-    _entries: dict[str, _Entry] = field(default_factory=dict)
+    lifecycle: ToolLifecycle = field(default_factory=ToolLifecycle)
+    """Enabled/disabled/deprecated state and version pins, shared by workers when stored."""
+    _cards: dict[str, dict[str, ToolCard]] = field(default_factory=dict)
     _removed: dict[str, str | None] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
     def register(self, card: ToolCard, *, replace_existing: bool = False) -> None:
-        """Add a card; a name already taken is refused unless ``replace_existing``."""
+        """Add a card; a new version of a known tool is added beside the old one.
+
+        The same name and version twice is refused unless ``replace_existing``.
+        """
         with self._lock:
-            if card.name in self._entries and not replace_existing:
-                msg = f"tool {card.name!r} is already registered"
+            versions = self._cards.setdefault(card.name, {})
+            if card.version in versions and not replace_existing:
+                msg = f"tool {card.name!r} version {card.version} is already registered"
                 raise InvalidToolCardError(msg)
-            self._entries[card.name] = _Entry(card)
+            versions[card.version] = card
             self._removed.pop(card.name, None)
 
     def remove(self, name: str, *, replaced_by: str | None = None) -> None:
         """Take a tool out; later calls get ``not_found`` naming ``replaced_by`` or the closest."""
         with self._lock:
-            if self._entries.pop(name, None) is not None:
+            if self._cards.pop(name, None) is not None:
                 self._removed[name] = replaced_by
 
-    def enable(self, name: str) -> None:
-        """Offer and run a disabled tool again."""
-        self._require(name).enabled = True
+    def enable(self, name: str, *, version: str | None = None, actor: str = "system") -> None:
+        """Offer and run a disabled or deprecated tool (or one version) again."""
+        self._require(name, version)
+        self.lifecycle.set_status(name, "active", version=version, actor=actor)
 
-    def disable(self, name: str) -> None:
-        """Stop offering and running a tool, keeping its card."""
-        self._require(name).enabled = False
+    def disable(
+        self, name: str, *, version: str | None = None, actor: str = "system", reason: str = ""
+    ) -> None:
+        """Stop offering and running a tool (or one version), keeping its card."""
+        self._require(name, version)
+        self.lifecycle.set_status(name, "disabled", version=version, actor=actor, reason=reason)
 
-    def deprecate(self, name: str) -> None:
-        """Keep a tool callable but stop offering it to the model."""
-        entry = self._require(name)
-        entry.card = replace(entry.card, deprecated=True)
+    def deprecate(
+        self,
+        name: str,
+        *,
+        version: str | None = None,
+        sunset: date | None = None,
+        actor: str = "system",
+        reason: str = "",
+    ) -> None:
+        """Keep a tool callable but stop offering it to the model; refuse it from ``sunset``."""
+        self._require(name, version)
+        self.lifecycle.set_status(
+            name, "deprecated", version=version, sunset=sunset, actor=actor, reason=reason
+        )
 
-    def get(self, name: str) -> ToolCard | None:
-        """Return the card of an enabled tool, or ``None``."""
-        entry = self._entries.get(name)
-        return entry.card if entry is not None and entry.enabled else None
+    def retire(
+        self, name: str, version: str, *, actor: str = "system", force: bool = False
+    ) -> None:
+        """Retire one version once no task or intent is pinned to it (see ``ToolLifecycle``)."""
+        self._require(name, version)
+        self.lifecycle.retire(name, version, actor=actor, force=force)
+
+    def registered(self) -> list[str]:
+        """Return the name of every registered tool, serving or not (for operators)."""
+        return sorted(self._cards)
+
+    def versions(self, name: str) -> list[str]:
+        """Return the registered versions of ``name``, oldest first."""
+        return sorted(self._cards.get(name, {}), key=version_key)
+
+    def status(self, name: str, version: str | None = None) -> Effective:
+        """Return the status that applies to ``name`` (or one version) now."""
+        return self.lifecycle.effective(name, version)
+
+    def get(
+        self,
+        name: str,
+        *,
+        version: str | None = None,
+        task_id: str | None = None,
+        intent: str | None = None,
+    ) -> ToolCard | None:
+        """Return the card that serves a call of ``name`` now, or ``None``.
+
+        ``version`` asks for one version; otherwise a task's pin, then an intent's pin,
+        then the newest serving version. Giving ``task_id`` pins the task to the version it
+        gets, so a version registered mid-task does not change the task's contract.
+        """
+        versions = self._cards.get(name)
+        if not versions:
+            return None
+        if version is not None:
+            return self._serving(name, versions.get(version))
+        scopes = [f"task:{task_id}"] if task_id else []
+        scopes += [f"intent:{intent}"] if intent else []
+        for scope in scopes:
+            pinned = self.lifecycle.pinned(scope, name)
+            if pinned is not None:
+                card = self._serving(name, versions.get(pinned))
+                if card is not None:
+                    return card
+        card = self._default(name, versions)
+        if card is not None and task_id:
+            self.lifecycle.pin(f"task:{task_id}", name, card.version)
+        return card
+
+    def unavailable(self, name: str) -> dict[str, Any] | None:
+        """Explain why a registered tool does not serve (for a clear refusal), else ``None``."""
+        versions = self._cards.get(name)
+        if not versions or self.get(name) is not None:
+            return None
+        newest = max(versions, key=version_key)
+        state = self.lifecycle.effective(name, newest)
+        return {
+            "tool": name,
+            "state": state["status"],
+            "reason": state["reason"],
+            "sunset": state["sunset"],
+            "message": f"tool {name!r} is {state['status']}"
+            + (f" ({state['reason']})" if state["reason"] else "")
+            + "; it cannot be used now.",
+        }
 
     def names(self) -> list[str]:
-        """Return the names of all enabled tools."""
-        return sorted(name for name, entry in self._entries.items() if entry.enabled)
+        """Return the names of all serving tools."""
+        return sorted(name for name in list(self._cards) if self.get(name) is not None)
 
     def closest(self, name: str) -> str | None:
         """Suggest the declared replacement of a removed tool, else the closest enabled name."""
@@ -273,33 +359,46 @@ class ToolRegistry:
         *,
         names: Collection[str] | None = None,
         domain: str | None = None,
+        intent: str | None = None,
         limit: int = MAX_TOOLS_PER_TURN,
     ) -> list[ToolCard]:
-        """Choose this turn's tools: allowed for ``role``, relevant, not deprecated, ≤ limit.
+        """Choose this turn's tools: active, allowed for ``role``, relevant, at most 8.
 
-        ``names`` narrows the choice to the tools a task uses (its scenario says which).
+        ``names`` narrows the choice to the tools a task uses (its scenario says which); a
+        list or tuple keeps its order (most relevant first), other collections are sorted.
+        ``intent`` applies an intent's version pin. ``limit`` can only lower the cap.
         """
+        if names is None:
+            candidates: Sequence[str] = sorted(self._cards)
+        elif isinstance(names, list | tuple):
+            candidates = names
+        else:
+            candidates = sorted(names)
         chosen = []
-        for name in self.names():
-            card = self._entries[name].card
-            if card.deprecated or not self.permissions.allows(role, card.permission):
+        for name in candidates:
+            card = self.get(name, intent=intent)
+            if card is None or not self._offered(card):
                 continue
-            if names is not None and name not in names:
+            if not self.permissions.allows(role, card.permission):
                 continue
             if domain is not None and card.domain != domain:
                 continue
             chosen.append(card)
-        return chosen[:limit]
+        return chosen[: min(limit, MAX_TOOLS_PER_TURN)]
+
+    def active_cards(self) -> list[ToolCard]:
+        """Return the card of every tool a model may be offered, in registration order."""
+        cards = []
+        for name in list(self._cards):
+            card = self.get(name)
+            if card is not None and self._offered(card):
+                cards.append(card)
+        return cards
 
     def model_view(self, cards: list[ToolCard] | None = None) -> list[dict[str, Any]]:
-        """Render cards (all enabled, non-deprecated ones by default) for ``bind_tools``."""
-        if cards is None:
-            cards = [
-                entry.card
-                for entry in self._entries.values()
-                if entry.enabled and not entry.card.deprecated
-            ]
-        return [card.model_view() for card in cards]
+        """Render cards (all active ones by default) for ``bind_tools``; others are dropped."""
+        chosen = self.active_cards() if cards is None else [c for c in cards if self._live(c)]
+        return [card.model_view() for card in chosen]
 
     def langchain_tools(
         self,
@@ -309,17 +408,10 @@ class ToolRegistry:
         """Render cards as LangChain tools whose calls go through ``run(name, arguments)``.
 
         ``run`` is the executor bound to a trusted context, so a tool invoked by LangChain
-        still passes every check; the tool itself never sees who the caller is.
+        still passes every check; the tool itself never sees who the caller is. Inactive
+        cards are dropped, as in ``model_view``.
         """
-        chosen = (
-            cards
-            if cards is not None
-            else [
-                entry.card
-                for entry in self._entries.values()
-                if entry.enabled and not entry.card.deprecated
-            ]
-        )
+        chosen = self.active_cards() if cards is None else [c for c in cards if self._live(c)]
         tools = []
         for card in chosen:
             view = card.model_view()["function"]
@@ -337,9 +429,41 @@ class ToolRegistry:
             )
         return tools
 
-    def _require(self, name: str) -> _Entry:
-        entry = self._entries.get(name)
-        if entry is None:
+    # ---- internals ----------------------------------------------------------------------
+
+    def _serving(self, name: str, card: ToolCard | None) -> ToolCard | None:
+        if card is None:
+            return None
+        state = self.lifecycle.effective(name, card.version)["status"]
+        if state not in SERVING:
+            return None
+        if state == "deprecated" and not card.deprecated:
+            return replace(card, deprecated=True)
+        return card
+
+    def _default(self, name: str, versions: dict[str, ToolCard]) -> ToolCard | None:
+        fallback = None
+        for version in sorted(versions, key=version_key, reverse=True):
+            card = self._serving(name, versions[version])
+            if card is None:
+                continue
+            if not card.deprecated:
+                return card
+            fallback = fallback or card
+        return fallback
+
+    def _offered(self, card: ToolCard) -> bool:
+        return not card.deprecated
+
+    def _live(self, card: ToolCard) -> bool:
+        served = self.get(card.name, version=card.version)
+        return served is not None and not served.deprecated
+
+    def _require(self, name: str, version: str | None = None) -> None:
+        versions = self._cards.get(name)
+        if not versions:
             msg = f"no tool named {name!r} is registered"
             raise KeyError(msg)
-        return entry
+        if version is not None and version not in versions:
+            msg = f"tool {name!r} has no version {version!r} (has {', '.join(versions)})"
+            raise KeyError(msg)

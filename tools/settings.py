@@ -107,6 +107,26 @@ class Settings(BaseSettings):
     # ---- scale (issue 13) ----------------------------------------------------------------
 
     # ---- jobs and tool lifecycle (issue 14) ----------------------------------------------
+    jobs_store: Literal["sqlite", "redis"] | None = Field(None, alias="REACH_JOBS_STORE")
+    """Where jobs persist; ``None`` picks Redis when ``redis_url`` is set, else SQLite."""
+    tools_store: Literal["sqlite", "redis"] | None = Field(None, alias="REACH_TOOLS_STORE")
+    """Where tool lifecycle state and learned plans live; ``None`` as for ``jobs_store``."""
+    job_lease_s: float = Field(30.0, alias="REACH_JOB_LEASE_S")
+    """A running job whose runner has not reported for this long is taken over."""
+    job_max_attempts: int = Field(3, alias="REACH_JOB_MAX_ATTEMPTS")
+    """Attempts per job before it is failed (transient errors only are retried)."""
+    job_poll_initial_s: float = Field(0.5, alias="REACH_JOB_POLL_INITIAL_S")
+    """First polling interval when no callback is available."""
+    job_poll_max_s: float = Field(30.0, alias="REACH_JOB_POLL_MAX_S")
+    """Polling intervals double up to this."""
+    langgraph_url: str | None = Field(None, alias="REACH_LANGGRAPH_URL")
+    """A ``langgraph dev``/server URL: a finished job starts a run on its thread there."""
+    langgraph_assistant_id: str = Field("agent", alias="REACH_LANGGRAPH_ASSISTANT")
+    """The assistant (graph id in ``langgraph.json``) that runs on job completion."""
+    tools_state_ttl_s: float = Field(1.0, alias="REACH_TOOLS_STATE_TTL_S")
+    """Workers re-read tool states at most this often (a change shows up within it)."""
+    plan_cache: bool = Field(True, alias="REACH_PLAN_CACHE")
+    """Reuse learned action plans (turn off to measure the difference)."""
 
 
 @lru_cache(maxsize=1)

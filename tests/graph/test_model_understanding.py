@@ -9,7 +9,9 @@ from langchain_core.messages import HumanMessage
 from eval.intent_accuracy import default_options
 from nodes.model_tools import call_with_repair
 from nodes.model_understanding import ModelUnderstanding, make_chat_model
+from nodes.tasks import ScenarioSet
 from nodes.understanding import RuleBasedUnderstanding
+from scenarios import SCENARIOS
 from tests.fakes.openai_server import Scripted, label_logprobs
 
 
@@ -27,7 +29,10 @@ def understanding(server, *, timeout_s=5.0, max_retries=0):
         max_retries=max_retries,
     )
     return ModelUnderstanding(
-        llm, default_options(), RuleBasedUnderstanding(), today=lambda: date(2024, 6, 18)
+        llm,
+        default_options(),
+        RuleBasedUnderstanding(ScenarioSet(SCENARIOS)),
+        today=lambda: date(2024, 6, 18),
     )
 
 
@@ -76,7 +81,7 @@ def test_streaming_wire_format_is_understood(openai_server):
 
 def test_http_500_falls_back_to_the_rules_and_says_why(openai_server):
     openai_server.push(Scripted(status=500, content="boom"))
-    rules = RuleBasedUnderstanding().classify("帮我催一下单")
+    rules = RuleBasedUnderstanding(ScenarioSet(SCENARIOS)).classify("帮我催一下单")
     result = understanding(openai_server).classify("帮我催一下单")
     assert result.source == "rules"
     assert result.intent == rules.intent == "URGE_DELIVERY"
@@ -205,7 +210,9 @@ def test_native_parallel_tool_calls_over_the_wire(openai_server):
 
 def test_mixed_mode_asks_the_model_only_when_the_rules_are_unsure(openai_server):
     llm = make_chat_model(model="fake-model", base_url=openai_server.base_url, api_key=None)
-    mu = ModelUnderstanding(llm, default_options(), RuleBasedUnderstanding(), consult_below=0.6)
+    mu = ModelUnderstanding(
+        llm, default_options(), RuleBasedUnderstanding(ScenarioSet(SCENARIOS)), consult_below=0.6
+    )
     sure = mu.classify("帮我催一下单，订单号 OD-20240618-001")
     assert sure.source == "rules" and sure.intent == "URGE_DELIVERY"
     assert openai_server.requests == []

@@ -14,7 +14,9 @@ import pytest
 from cli import model as local
 from eval.intent_accuracy import default_options, fixed_slice, load, measure
 from nodes.model_understanding import ModelUnderstanding, make_chat_model
+from nodes.tasks import ScenarioSet
 from nodes.understanding import RuleBasedUnderstanding
+from scenarios import SCENARIOS
 from tools.settings import Settings
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
@@ -54,7 +56,10 @@ def test_intent_accuracy_on_a_fixed_slice(server, monkeypatch):
         max_retries=0,
     )
     understanding = ModelUnderstanding(
-        llm, default_options(), RuleBasedUnderstanding(), today=lambda: date(2024, 6, 18)
+        llm,
+        default_options(),
+        RuleBasedUnderstanding(ScenarioSet(SCENARIOS)),
+        today=lambda: date(2024, 6, 18),
     )
     report = measure(understanding, fixed_slice(load(), SLICE), check_notify=False)
     print(
@@ -73,7 +78,10 @@ def test_no_invented_slot_reaches_the_result(server):
         model=local.LOCAL_MODEL_NAME, base_url=info.base_url, api_key=None, timeout_s=120.0
     )
     understanding = ModelUnderstanding(
-        llm, default_options(), RuleBasedUnderstanding(), today=lambda: date(2024, 6, 18)
+        llm,
+        default_options(),
+        RuleBasedUnderstanding(ScenarioSet(SCENARIOS)),
+        today=lambda: date(2024, 6, 18),
     )
     cases = (("我要退款，东西坏了", "REQUEST_REFUND"), ("帮我转点钱", "TRANSFER_MONEY"))
     for text, intent in cases:
