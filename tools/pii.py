@@ -66,20 +66,7 @@ _PIN_WORDS = re.compile(r"pin|pass|pwd|密码|口令", re.IGNORECASE | re.ASCII)
 _ANY_DIGIT = re.compile(r"\d")
 _RUN = re.compile(r"\d(?:[ \t\-]?\d){10,}", re.ASCII)
 """A run of 11 or more digits: the only places an ID, a card or a phone number can be."""
-_STEMS = (
-    "pin",
-    "pass",
-    "pwd",
-    "code",
-    "otp",
-    "cvv",
-    "cvc",
-    "密码",
-    "验证码",
-    "校验码",
-    "动态码",
-    "口令",
-)
+_STEMS = tuple("pin pass pwd code otp cvv cvc 密码 验证码 校验码 动态码 口令".split())
 """Substrings every secret keyword contains; the secret patterns run only around them."""
 _MAX_WINDOWS = 64
 """More keyword or digit spans than this: one pass over the whole text is cheaper."""
