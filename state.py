@@ -449,8 +449,9 @@ def add_steps(left: int | None, right: int | None) -> int:
     return (left or 0) + (right or 0)
 
 
-NextStep = Literal["continue", "clarify", "retry", "handoff", "revise", "confirm"]
-"""What the graph does next; routers read it (``confirm``: on to the pending action)."""
+NextStep = Literal["continue", "clarify", "retry", "handoff", "revise", "confirm", "answered"]
+"""What the graph does next; routers read it (``confirm``: on to the pending action;
+``answered``: the turn is already answered)."""
 
 
 class ToolCall(TypedDict):
