@@ -406,13 +406,24 @@ class SuspendedTask(TypedDict):
     """What it was still waiting for."""
 
 
+class ConversationSummary(TypedDict):
+    """What the state still says about turns moved out of it (see ``nodes.compact``)."""
+
+    turns: int
+    """How many turns have been moved to the transcript store."""
+    text: str
+    """One line per turn for the most recent of them, rule-based."""
+
+
 class AgentState(TypedDict, total=False):
     """What moves through the graph. Nodes return only the keys they change."""
 
     messages: Annotated[list[AnyMessage], add_messages]
-    """The conversation as LangChain messages: user, assistant, tool calls and results."""
+    """The recent conversation as LangChain messages: user, assistant, tool calls and results;
+    older turns are in the transcript store and ``summary``."""
     protocol: Annotated[list[dict[str, Any]], append_protocol]
-    """Every protocol message of the thread, append-only, masked and size-checked."""
+    """The thread's recent protocol messages, masked and size-checked; older ones are in the
+    transcript store (``tools.transcript``)."""
     task_id: str
     """The current user request; kept while its slots are being filled across turns."""
     language: Literal["zh", "en"]
@@ -450,6 +461,8 @@ class AgentState(TypedDict, total=False):
     answer: Any
     """A typed message read as the answer to ``awaiting`` (a chat front-end sends "确认" as a
     new message, not as a resume); the acting node uses it instead of pausing."""
+    summary: ConversationSummary
+    """A running summary of the turns no longer in ``messages``."""
 
 
 @dataclass(kw_only=True)
@@ -469,6 +482,7 @@ __all__ = [
     "MAX_PROTOCOL_BYTES",
     "AgentState",
     "Context",
+    "ConversationSummary",
     "NextStep",
     "PendingConfirmation",
     "Overwrite",
