@@ -93,9 +93,7 @@ class MemoryTranscriptStore:
         """Return copies of the thread's entries."""
         with self._lock:
             entries = list(self._entries.get(thread_id, {}).values())
-        return [
-            json.loads(json.dumps(entry)) for entry in entries if kind in (None, entry["kind"])
-        ]
+        return [json.loads(json.dumps(entry)) for entry in entries if kind in (None, entry["kind"])]
 
 
 class SQLiteTranscriptStore:
