@@ -307,11 +307,23 @@ def append_protocol(
     serialize them, and a newer peer's unknown fields survive the round trip.
     """
     items = right if isinstance(right, list) else [right] if right is not None else []
-    validated = [
-        (item if isinstance(item, ProtocolMessage) else ProtocolMessage.model_validate(item))
-        for item in items
-    ]
-    return [*(left or []), *(message.model_dump(mode="json") for message in validated)]
+    return [*(left or []), *(_validated(item) for item in items)]
+
+
+class ValidatedProtocol(dict[str, Any]):
+    """A protocol message as the JSON-ready dict ``ProtocolMessage`` produced, already checked.
+
+    ``nodes.common.protocol_message`` validates (masks, size-checks) and returns one of these,
+    so the reducer need not validate it a second time. Serializers see a plain dict; anything
+    read back from a checkpoint or sent by a peer is a plain dict and is validated again.
+    """
+
+
+def _validated(item: ProtocolMessage | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(item, ValidatedProtocol):
+        return dict(item)
+    message = item if isinstance(item, ProtocolMessage) else ProtocolMessage.model_validate(item)
+    return message.model_dump(mode="json")
 
 
 def merge_slots(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -494,6 +506,7 @@ __all__ = [
     "SuspendedTask",
     "ToolCall",
     "ToolResult",
+    "ValidatedProtocol",
     "add_steps",
     "append_protocol",
     "append_results",

@@ -45,7 +45,7 @@ from redis import Redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.executor import CARD as PING_CARD  # noqa: E402
-from bench.executor import per_call_us  # noqa: E402
+from bench.executor import bench_registry, per_call_us  # noqa: E402
 from bench.roundtrips import SENDS  # noqa: E402
 from graph.builder import build_graph  # noqa: E402
 from graph.checkpoint import sqlite_checkpointer  # noqa: E402
@@ -56,7 +56,7 @@ from tests.services import RedisServer  # noqa: E402
 from tools.audit import AuditLog  # noqa: E402
 from tools.db import Database  # noqa: E402
 from tools.executor import ActionExecutor  # noqa: E402
-from tools.registry import ToolCard, ToolContext, ToolRegistry  # noqa: E402
+from tools.registry import ToolCard, ToolContext  # noqa: E402
 from tools.settings import Settings  # noqa: E402
 from tools.stores import MemoryIdempotencyStore, MemoryResultCache  # noqa: E402
 from tools.transcript import RedisTranscriptStore, SQLiteTranscriptStore  # noqa: E402
@@ -167,7 +167,7 @@ def turn_section(apps: dict[str, Any], rounds: int, turns: int, threads: int) ->
 
 def executor_section(rounds: int, calls: int) -> dict[str, Any]:
     """Per-call cost of the executor (in-process stores) against the bare handler call."""
-    registry = ToolRegistry()
+    registry = bench_registry()
     registry.register(PING_CARD)
     executor = ActionExecutor(
         registry, idempotency=MemoryIdempotencyStore(), cache=MemoryResultCache(), audit=AuditLog()
@@ -275,7 +275,7 @@ def parallel_section(sleep_s: float = 0.2, calls: int = 8) -> dict[str, Any]:
         rate_limit="10000000/minute",
         timeout_s=5,
     )
-    registry = ToolRegistry()
+    registry = bench_registry()
     registry.register(card)
     executor = ActionExecutor(
         registry, idempotency=MemoryIdempotencyStore(), cache=MemoryResultCache(), audit=AuditLog()
