@@ -47,9 +47,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.executor import CARD as PING_CARD  # noqa: E402
 from bench.executor import bench_registry, per_call_us  # noqa: E402
 from bench.roundtrips import SENDS  # noqa: E402
-from graph.builder import build_graph  # noqa: E402
+from graph.builder import build_graph, make_builder  # noqa: E402
 from graph.checkpoint import sqlite_checkpointer  # noqa: E402
+from graph.checkpoint.compress import protect  # noqa: E402
 from graph.checkpoint.plain_redis import PlainRedisSaver  # noqa: E402
+from nodes.services import Services  # noqa: E402
+from scenarios import SCENARIOS  # noqa: E402
 from state import Context  # noqa: E402
 from tests.helpers import open_database  # noqa: E402
 from tests.services import RedisServer  # noqa: E402
@@ -106,6 +109,14 @@ def bare_graph(db: Database) -> Any:
     return builder.compile(checkpointer=InMemorySaver())
 
 
+def untraced(settings: Settings, db: Database, transcript: Any) -> Any:
+    """Our graph on InMemorySaver without the trace callbacks, to show what they cost."""
+    services = Services(scenarios=SCENARIOS, settings=settings, database_factory=lambda: db)
+    saver = InMemorySaver()
+    saver.serde = protect(saver.serde, compress=False)
+    return make_builder(services, transcript).compile(checkpointer=saver, name="agent")
+
+
 def turn_ms(app: Any, thread: str, text: str = MESSAGE) -> float:
     """Run one turn; return its wall time in milliseconds."""
     started = time.perf_counter()
@@ -132,16 +143,20 @@ def turn_section(apps: dict[str, Any], rounds: int, turns: int, threads: int) ->
     steps: dict[str, int] = dict.fromkeys(apps, 0)
     sends: dict[str, int] = dict.fromkeys(apps, 0)
     for round_no in range(rounds):
+        times: dict[str, list[float]] = {name: [] for name in apps}
+        # interleaved turn by turn, so a burst of load elsewhere hits every variant alike
+        for i in range(turns):
+            for name, app in apps.items():
+                before = SENDS.count
+                times[name].append(turn_ms(app, f"r{round_no}-{name}-{i // threads}"))
+                sends[name] += SENDS.count - before
         for name, app in apps.items():
-            before = SENDS.count
-            times = [turn_ms(app, f"r{round_no}-{name}-{i // threads}") for i in range(turns)]
-            sends[name] += SENDS.count - before
-            samples[name].append(statistics.median(times))
+            samples[name].append(statistics.median(times[name]))
             for t in range((turns + threads - 1) // threads):
                 config = {"configurable": {"thread_id": f"r{round_no}-{name}-{t}"}}
                 # every checkpoint but the turns' inputs is one superstep
                 steps[name] += sum(
-                    1 for s in apps[name].get_state_history(config) if s.metadata["step"] >= 0
+                    1 for s in app.get_state_history(config) if s.metadata["step"] >= 0
                 )
     base = samples["bare langgraph"]
     out: dict[str, Any] = {}
@@ -398,7 +413,7 @@ def draw(results: dict[str, Any], path: Path) -> None:
         medians,
         yerr=[lows, highs],
         capsize=4,
-        color=["#888", "#2a7", "#27a", "#a42"][: len(names)],
+        color=["#888", "#2a7", "#7c7", "#27a", "#a42"][: len(names)],
     )
     for bar, name in zip(bars, names, strict=True):
         ratio = results["turn"][name]["vs_bare"]["median"]
@@ -486,6 +501,7 @@ def main() -> None:
         apps: dict[str, Any] = {
             "bare langgraph": bare_graph(db),
             "ours, in-memory": ours(InMemorySaver(), transcript),
+            "ours, no trace": untraced(settings, db, transcript),
             "ours, SQLite": ours(sqlite_saver, transcript),
             "ours, Redis": ours(PlainRedisSaver.from_url(redis_url), redis_transcript),
         }
