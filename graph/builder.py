@@ -93,7 +93,11 @@ def make_builder(
         partial(route_after_reflect, scenarios=catalog),
         ["slot_filling", "tool", "clarify", "handoff"],
     )
-    builder.add_conditional_edges("slot_filling", route_after_slots, ["clarify", "propose"])
+    builder.add_conditional_edges(
+        "slot_filling",
+        partial(_route_after_slots, services=services),
+        ["clarify", "propose", "tool", *agents],
+    )
     builder.add_conditional_edges(
         "propose", partial(route_after_propose, scenarios=catalog), ["tool", *agents]
     )
@@ -106,6 +110,27 @@ def make_builder(
     builder.add_edge("reply", END)
     builder.add_edge("handoff", END)
     return builder
+
+
+def _route_after_slots(state: AgentState, *, services: Services) -> str:
+    """Go through propose only when it has something to do, saving a superstep otherwise.
+
+    Propose writes a question before a high-risk call or a sub-agent's task, and clears a
+    stale ``awaiting``; for anything else it returns no change but its step count, yet
+    costs a superstep and a checkpoint. Then the call goes straight where propose would
+    have sent it.
+    """
+    target = route_after_slots(state)
+    if target != "propose" or state.get("awaiting"):
+        return target
+    task = services.catalog.task(state.get("intent", ""))
+    if task is not None and task.agent is not None:
+        return target
+    for call in state.get("pending_tool_calls") or []:
+        card = services.tools.get(call["name"])
+        if card is None or card.risk == "high":
+            return target
+    return route_after_propose(state, scenarios=services.catalog)
 
 
 def build_graph(
