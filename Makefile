@@ -4,7 +4,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: install services demo chat test lint typecheck unit integration clean model test-model bench
+.PHONY: install services demo chat test lint typecheck unit integration clean model test-model
 
 install:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -54,5 +54,6 @@ clean:
 
 # Benchmarks (issue 13): side by side in one process, interleaved rounds; writes
 # bench/results/latest.json and latest.png. `make bench ARGS=--quick` for a short run.
+.PHONY: bench
 bench: install services
 	$(UV) run python bench/run.py $(ARGS)
