@@ -103,6 +103,11 @@ class Settings(BaseSettings):
     # ---- hardening (issue 12) ------------------------------------------------------------
 
     # ---- scale (issue 13) ----------------------------------------------------------------
+    # workers (issue 13): the per-thread run lock
+    run_lock_wait_s: float = Field(10.0, alias="REACH_RUN_LOCK_WAIT_S")
+    """How long a run waits for another worker's run on the same thread before saying busy."""
+    run_lock_ttl_s: float = Field(30.0, alias="REACH_RUN_LOCK_TTL_S")
+    """A run lock expires this long after its last renewal (a killed worker frees it so)."""
 
     # ---- jobs and tool lifecycle (issue 14) ----------------------------------------------
     jobs_store: Literal["sqlite", "redis"] | None = Field(None, alias="REACH_JOBS_STORE")
