@@ -4,7 +4,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: install services demo chat test check lint typecheck unit integration clean model test-model
+.PHONY: install services demo chat test check lint typecheck unit integration clean model test-model attack
 
 install:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -54,6 +54,11 @@ model: install
 
 test-model: model
 	$(UV) run pytest -m model tests/services -v -s
+
+# The full attack corpus (a fast slice runs in `make test`), with a table of attempts and breaches.
+attack: install
+	$(UV) run pytest tests/attack -m attack -q
+	$(UV) run python -m tests.attack.report
 
 clean:
 	rm -rf .reach .pytest_cache .mypy_cache .ruff_cache
