@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,6 +65,9 @@ class Postgres:
 
     def __init__(self, workdir: Path) -> None:
         self.bin = postgres_bin()
+        if os.geteuid() == 0:
+            # the postgres user cannot enter pytest's root-only temp tree: use a fresh dir
+            workdir = Path(tempfile.mkdtemp(prefix="reach-pg-"))
         self.workdir = workdir
         self.port = free_port()
         self.data = workdir / "data"
@@ -111,6 +115,8 @@ class Postgres:
             capture_output=True,
             timeout=120,
         )
+        if os.geteuid() == 0:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def aegra_config(workdir: Path) -> Path:
