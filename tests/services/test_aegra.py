@@ -123,7 +123,22 @@ def test_both_replicas_resume_one_confirmation_at_once_and_both_tell_the_truth(s
             )
         )
     assert moved(db) == count + 1 and balance(db, "ACC-1001") == before - 50_000
+    print("concurrent answers:", [reply(out) for out in answers])
     for out in answers:
         text = reply(out)
         assert "没有扣款" not in text, text  # never "nothing was taken" while money moved
         assert DONE in text or "正在处理中" in text, text
+
+
+def test_identity_comes_from_the_token_even_through_runs_wait(served):
+    """Aegra 0.6.0's runs.wait skips the create_run handler; the graph still ignores a
+    client-written identity because the server put the token's user in the config."""
+    a, _ = clients(served, user="u_10001")
+    thread = a.threads.create()["thread_id"]
+    out = a.runs.wait(
+        thread,
+        "agent",
+        input=say("帮我查 OD-20240619-003"),  # Bob's order
+        context={"user_id": "u_10002", "user_role": "customer"},  # a claim to be Bob
+    )
+    assert "没有找到" in reply(out), reply(out)
