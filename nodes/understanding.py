@@ -33,6 +33,11 @@ CLASSIFY_FUZZY_WEIGHT = 0.5
 """The same on a first look: a typo names the intent but keeps it below the threshold unless
 other evidence agrees, so a guess from a misspelling is confirmed before it acts."""
 
+WEAK_EVIDENCE_MIN = 0.6
+"""Below this, an intent backed by no cue of its own (only a topic word such as "订单", or an
+entity such as a bare city or order number) is not named: "北京有什么好玩的" and "how do I
+change my delivery address" are about a city and an order, but ask for none of the tasks."""
+
 # Logistic calibration: logit = BIAS + W_SCORE * best + W_MARGIN * (best - runner_up).
 BIAS, W_SCORE, W_MARGIN = -2.5, 1.5, 2.5
 
@@ -167,11 +172,13 @@ class RuleBasedUnderstanding:
         ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)
         best_intent, best = ranked[0] if ranked else (UNKNOWN, 0.0)
         runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
-        if best <= 0:
+        if best <= 0 or (best_intent not in specific and best < WEAK_EVIDENCE_MIN):
             return IntentResult(
                 intent=UNKNOWN,
                 confidence=round(calibrate(0.0, 0.0), 3),
                 language=detect_language(text),
+                evidence=tuple(evidence),
+                candidates=tuple(intent for intent, _ in ranked if intent in specific),
             )
         return IntentResult(
             intent=best_intent,
