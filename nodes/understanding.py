@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from typing import Literal, Protocol
 
 from nodes.tasks import UNKNOWN, ScenarioSet, SlotResult
@@ -198,9 +199,10 @@ class _Matcher:
     def match(self, cue: str, weight: float, evidence: list[str]) -> float:
         """Return what ``cue`` adds: its weight, nothing when negated, less for a typo."""
         cue = normalize(cue)
-        if cue in self.normal:
-            positions = _positions(self.normal, cue)
-            self.normal = self.normal.replace(cue, "\0" * len(cue))
+        pattern = _cue_pattern(cue)
+        positions = [m.start() for m in pattern.finditer(self.normal)]
+        if positions:
+            self.normal = pattern.sub(lambda m: "\0" * len(m.group()), self.normal)
             self.sound = self.sound.replace(sound_alike(cue), "\0" * len(cue))
             if all(negated(self.normal, at) for at in positions):
                 evidence.append(f"not {cue}")
@@ -221,6 +223,19 @@ class _Matcher:
             evidence.append(f"~{cue}")
             return weight * self.fuzzy
         return 0.0
+
+
+@lru_cache(maxsize=2048)
+def _cue_pattern(cue: str) -> re.Pattern[str]:
+    """Match a cue as written; a Latin cue starts a word, and a short one is a whole word.
+
+    So "hot" is not found in "hotel", nor "rush" in "brush", while "reimburse" still finds
+    "reimbursed" and "track" finds "帮我track一下".
+    """
+    if not cue[:1].isascii() or not cue[:1].isalpha():
+        return re.compile(re.escape(cue))
+    end = r"(?![a-z])" if len(cue.strip()) <= 4 else ""
+    return re.compile(rf"(?<![a-z]){re.escape(cue)}{end}")
 
 
 def _positions(text: str, part: str) -> list[int]:

@@ -50,11 +50,12 @@ DEPARTMENTS = {
 DEPARTMENT_SUPPORT = 0.5
 """A department name supports an appointment."""
 SEE_DEPARTMENT_SUPPORT = 0.5
-"""Going to see a department, or registering with it ("看个内科", "挂个儿科"), is a visit."""
+"""Going to see a department, or booking it ("看个内科", "约明天的儿科", "book a pediatrics
+visit"), is an appointment."""
 SPLIT_VERB_SUPPORT = 1.2
 """挂…号 with words in between ("挂一个皮肤科的号", "挂个明天上午的内科号") is 挂号."""
 _SPLIT_VERB = re.compile(r"挂[^，,。.!！?？]{0,12}?号")
-_SEE = re.compile(r"(?:看|挂|约)(?:一?个|一下|下)?")
+_SEE = r"(?:看|挂|约|预约|book|make|schedule|see|get)[^，,。.!！?？]{0,8}?"
 
 
 def support(text: str) -> Iterator[tuple[str, float, str]]:
@@ -63,7 +64,7 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
     named = [name for name in DEPARTMENTS if name in lowered]
     if named:
         yield "BOOK_APPOINTMENT", DEPARTMENT_SUPPORT, "department"
-        if any(re.search(_SEE.pattern + re.escape(name), lowered) for name in named):
+        if any(re.search(_SEE + re.escape(name), lowered) for name in named):
             yield "BOOK_APPOINTMENT", SEE_DEPARTMENT_SUPPORT, "see a department"
     if _SPLIT_VERB.search(lowered) and "挂号" not in lowered:
         yield "BOOK_APPOINTMENT", SPLIT_VERB_SUPPORT, "挂…号"

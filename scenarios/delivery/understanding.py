@@ -34,6 +34,9 @@ CUES: dict[str, Cues] = {
         ("进度", STRONG),
         ("进展", STRONG),
         ("发货", STRONG),
+        ("出餐", STRONG),
+        ("瞅", WEAK),
+        ("看看", WEAK),
         ("送达时间", STRONG),
         ("查询订单", STRONG),
         ("查一下", STRONG),
@@ -58,6 +61,19 @@ CUES: dict[str, Cues] = {
         ("hasnt arrived", STRONG),
         ("has not arrived", STRONG),
         ("hasnt come", STRONG),
+        ("isnt here", STRONG),
+        ("not here yet", STRONG),
+        ("still waiting", STRONG),
+        ("never arrived", STRONG),
+        ("never came", STRONG),
+        ("didnt arrive", STRONG),
+        ("havent received", STRONG),
+        ("havent got", STRONG),
+        ("shipped", STRONG),
+        ("dispatched", STRONG),
+        ("picked up", WEAK),
+        ("when is my", 0.6),
+        ("coming", WEAK),
         ("not here", STRONG),
         ("still not", WEAK),
         ("when will", STRONG),
@@ -85,6 +101,7 @@ CUES: dict[str, Cues] = {
         ("退我", STRONG),
         ("帮我退", STRONG),
         ("退了吧", STRONG),
+        ("退了", STRONG),
         ("钱还我", 1.2),
         ("还钱", STRONG),
         ("还我钱", 1.2),
@@ -94,6 +111,9 @@ CUES: dict[str, Cues] = {
         ("赔", WEAK),
         ("refund", 1.2),
         ("money back", 1.2),
+        ("money returned", 1.2),
+        ("return my money", 1.2),
+        ("my money", 0.6),
         ("reimburse", STRONG),
         ("charge back", WEAK),
         ("chargeback", WEAK),
@@ -108,6 +128,9 @@ CUES: dict[str, Cues] = {
         ("撤单", 1.2),
         ("撤销", STRONG),
         ("撤了", STRONG),
+        ("撤回", STRONG),
+        ("撤掉", STRONG),
+        ("别做了", STRONG),
         ("别送了", STRONG),
         ("不用送了", STRONG),
         ("不要这个订单", STRONG),
@@ -139,6 +162,9 @@ CUES: dict[str, Cues] = {
         ("快点送", STRONG),
         ("快一点", STRONG),
         ("快点", 0.8),
+        ("快些", STRONG),
+        ("赶紧", 0.8),
+        ("赶快", 0.8),
         ("尽快送", STRONG),
         ("磨蹭", STRONG),
         ("磨叽", STRONG),
@@ -148,6 +174,8 @@ CUES: dict[str, Cues] = {
         ("hurry", 1.2),
         ("speed up", 1.2),
         ("speed it up", 1.2),
+        ("speed", 0.8),
+        ("urgent", 0.6),
         ("step on it", 1.2),
         ("rush", STRONG),
         ("urge", STRONG),
@@ -198,7 +226,8 @@ _NOT_ID_AFTER_HINT = re.compile(
 )
 _NOTIFY = re.compile(
     r"通知(?:我|本人|一下|一声)|提醒(?:我|本人|一下)|短信|(?:发|来)(?:个|条|一条|一个)?(?:消息|信息|微信)"
-    r"|notify|notification|text me|text我|ping me|message me|alert me|buzz me"
+    r"|notify|notification|text me|text我|a text|ping me|message me|alert me|buzz me|call me|call我"
+    r"|打(?:个)?电话给我|给我打(?:个)?电话"
     r"|send me an? (?:text|message|sms|note|notification)"
 )
 """Asking to be told when it arrives, in words that say so on their own."""
@@ -210,6 +239,8 @@ _TELL = re.compile(
 _ARRIVAL = re.compile(
     r"到了|送到|送达|到的时候|到时|完成后|之后|后(?:请|烦请|麻烦)?|\bwhen\b|\bonce\b|as soon as"
 )
+REFUND_SPLIT_VERB = re.compile(r"退[^，,。.!！?？不]{0,3}?(?:款|钱)")
+"""退…款 / 退…钱 with a word in between ("退个款", "退我点钱") is a refund."""
 NOTIFY_SUPPORT = 0.6
 """An asked-for notification supports a status question (the notification rides on it)."""
 
@@ -270,6 +301,10 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
     if found:
         for intent in CUES:
             yield intent, ORDER_ID_SUPPORT.get(intent, ORDER_ID_DEFAULT_SUPPORT), "order id"
+    normal = normalize(text)
+    split = REFUND_SPLIT_VERB.search(normal)
+    if split and split.group() not in ("退款", "退钱") and not negated(normal, split.start()):
+        yield "REQUEST_REFUND", 1.2, "退…款"
     if asks_for_notification(text):
         yield "CHECK_ORDER_STATUS", NOTIFY_SUPPORT, "notify"
 
