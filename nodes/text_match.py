@@ -78,6 +78,8 @@ _HOMOPHONES: dict[str, str] = {
     "ban": "班办半",
     "hang": "航杭",
     "fei": "飞非费",
+    "tai": "态太泰台抬",
+    "tou": "投头透",
 }
 _CANONICAL: dict[str, str] = {char: chars[0] for chars in _HOMOPHONES.values() for char in chars}
 _PINYIN = re.compile(
