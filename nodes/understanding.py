@@ -30,7 +30,7 @@ TOPIC_WEIGHT = 0.4
 """What one general topic word ("订单", "order") adds to each of its scenario's intents."""
 FUZZY_WEIGHT = 0.8
 """What a typo-tolerant match of a cue counts, relative to an exact one, when reconsidering."""
-CLASSIFY_FUZZY_WEIGHT = 0.5
+CLASSIFY_FUZZY_WEIGHT = 0.4
 """The same on a first look: a typo names the intent but keeps it below the threshold unless
 other evidence agrees, so a guess from a misspelling is confirmed before it acts."""
 
