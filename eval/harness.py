@@ -227,6 +227,8 @@ class RunResult:
     faults: list[str]
     error: str | None = None
     replies: list[str] = field(default_factory=list)
+    expected_intent: str | None = None
+    """The case's intent, when it states one (scored for ``intent_accuracy``)."""
 
 
 def run_case(
@@ -349,6 +351,7 @@ def run_case(
         faults=[f"{c.tool}:{c.fault}" for c in injector.calls if c.fault],
         error=error,
         replies=replies,
+        expected_intent=case.intent,
     )
 
 
@@ -399,12 +402,18 @@ def summarize(runs: Sequence[RunResult], trials: int) -> dict[str, Any]:
     for run in runs:
         by_case.setdefault(run.case, []).append(run.passed)
     latencies = sorted(ms for run in runs for ms in run.latencies_ms)
+    judged = [run for run in runs if run.expected_intent is not None]
     proposed = sum(run.proposed_calls for run in runs)
     intercepted = sum(run.intercepted_calls for run in runs)
     return {
         "runs": len(runs),
         "cases": len(by_case),
         "task_success": sum(run.passed for run in runs) / len(runs) if runs else 0.0,
+        "intent_accuracy": (
+            sum(run.intent == run.expected_intent for run in judged) / len(judged)
+            if judged
+            else 0.0
+        ),
         "pass_k": (sum(all(v) for v in by_case.values()) / len(by_case)) if by_case else 0.0,
         "k": trials,
         "duplicate_side_effects": sum(run.duplicates for run in runs),
