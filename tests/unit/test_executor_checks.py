@@ -24,9 +24,7 @@ def ctx(db):
 
 
 def refunds(db) -> int:
-    return db.query_one("SELECT COUNT(*) AS n FROM refunds WHERE order_id = 'OD-20240618-002'")[
-        "n"
-    ]
+    return db.query_one("SELECT COUNT(*) AS n FROM refunds WHERE order_id = 'OD-20240618-002'")["n"]
 
 
 def test_a_renamed_result_field_is_a_schema_drift_failure(ctx):
@@ -54,9 +52,7 @@ def test_extra_result_fields_are_tolerated(ctx):
     def richer(args, c):
         return {**real.handler(args, c), "rider": "Li"}
 
-    result = fast_executor(registry_with("query_order_status", handler=richer)).execute(
-        STATUS, ctx
-    )
+    result = fast_executor(registry_with("query_order_status", handler=richer)).execute(STATUS, ctx)
     assert result["status"] == "success" and result["data"]["rider"] == "Li"
 
 
