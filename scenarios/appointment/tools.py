@@ -167,6 +167,22 @@ def book_appointment(args: BookingRequest, ctx: ToolContext) -> dict[str, Any]:
     return {"appointment_id": appointment_id, "slot_id": args.slot_id, **dict(row)}
 
 
+class FreeSlot(BaseModel):
+    """One free slot as the agent offers it."""
+
+    slot_id: str
+    slot_time: str
+    doctor: str
+
+
+class FreeSlotsResult(BaseModel):
+    """What ``list_free_slots`` answers; the confirmation question names the department."""
+
+    department: str
+    day: str
+    slots: list[FreeSlot]
+
+
 class BookingResult(BaseModel):
     """What ``book_appointment`` (and its status lookup) answers; the notice names all of it."""
 
@@ -252,6 +268,7 @@ APPOINTMENT_TOOLS = (
         SlotQuery,
         idempotent=True,
         description="List a department's free slots on a day.",
+        result_model=FreeSlotsResult,
     ),
     _card(
         "hold_appointment_slot",
