@@ -9,6 +9,7 @@ arguments, rate limited) are worded here, once.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -66,8 +67,9 @@ def describe_result(
         return voice.say("invalid_request", reason=fields)
     describe = scenarios.describers.get(result.get("tool", ""))
     if describe is not None:
+        own = replace(voice, prefer=scenarios.tool_scenario.get(result.get("tool", "")))
         try:
-            return describe(result, state, voice)
+            return describe(result, state, own)
         except (KeyError, TypeError, ValueError):
             # data not in the shape the describer knows (a backend renamed a field): the turn
             # must still end with an answer, and the user must not be told a guess
