@@ -82,6 +82,10 @@ def canonical(parameters: dict[str, Any]) -> str:
     return json.dumps(parameters, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+AUDIT_ONLY_FLAGS = "_audit_only_flags"
+"""Envelope key for flags that go to the audit record and never into the returned envelope."""
+
+
 def request_id_for(session_id: str, task_id: str, tool: str, parameters: dict[str, Any]) -> str:
     """Derive the call's request id from what it does, so a re-run yields the same id."""
     raw = f"{session_id}|{task_id}|{tool}|{canonical(parameters)}"
@@ -325,15 +329,16 @@ class ActionExecutor:
         ):
             owner = card.owner_of(args, ctx)
             if owner != ctx.user_id:
-                # Someone else's resource answers exactly like a missing one: no leak.
-                return envelope(
+                # Someone else's resource answers exactly like a missing one: no leak. The
+                # difference is kept for the audit record only (``_finish`` pops it).
+                refused = envelope(
                     tool=name,
                     status="failed",
                     error_type="not_found",
                     message="no such resource for this user",
                     request_id=request_id,
-                    flags=["owner_mismatch"] if owner is not None else [],
                 )
+                return {**refused, AUDIT_ONLY_FLAGS: ["owner_mismatch"] if owner is not None else []}
         missing = [req for req in card.requires if req not in ctx.history.succeeded_tools]
         if missing:
             return envelope(
@@ -617,6 +622,7 @@ class ActionExecutor:
         started: float,
     ) -> dict[str, Any]:
         result = {**result, "latency_ms": round((time.perf_counter() - started) * 1000, 3)}
+        audit_only = result.pop(AUDIT_ONLY_FLAGS, [])
         self.audit.write(
             {
                 "ts": time.time(),
@@ -634,7 +640,7 @@ class ActionExecutor:
                 "attempts": result["attempts"],
                 "request_id": result["request_id"],
                 "duplicated": result["duplicated"],
-                "flags": result.get("flags", []),
+                "flags": [*result.get("flags", []), *audit_only],
             }
         )
         return result
