@@ -59,9 +59,7 @@ def describe_result(
     return text
 
 
-def _describe(
-    result: ToolResult, state: AgentState, voice: Voice, scenarios: ScenarioSet
-) -> str:
+def _describe(result: ToolResult, state: AgentState, voice: Voice, scenarios: ScenarioSet) -> str:
     data = result.get("data") or {}
     error_type = result.get("error_type")
     task = voice.label(state.get("intent", ""))

@@ -338,7 +338,8 @@ class ActionExecutor:
                     message="no such resource for this user",
                     request_id=request_id,
                 )
-                return {**refused, AUDIT_ONLY_FLAGS: ["owner_mismatch"] if owner is not None else []}
+                audit_only = ["owner_mismatch"] if owner is not None else []
+                return {**refused, AUDIT_ONLY_FLAGS: audit_only}
         missing = [req for req in card.requires if req not in ctx.history.succeeded_tools]
         if missing:
             return envelope(
