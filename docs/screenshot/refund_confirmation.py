@@ -75,13 +75,28 @@ def serve_ui(ui: Path, port: int) -> subprocess.Popen[bytes]:
 def main() -> None:
     """Parse arguments, run both servers, take the picture."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ui", type=Path, required=True, help="a built agent-chat-ui checkout")
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "refund-confirmation.png")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--ui", type=Path, help="a built agent-chat-ui checkout")
+    source.add_argument(
+        "--fallback",
+        action="store_true",
+        help="no agent-chat-ui: draw a minimal SDK page instead (fallback.mjs), labelled as such",
+    )
+    parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     settings = Settings(REACH_AUTH_SECRET=TEST_AUTH_SECRET)
     token = issue_token("u_10001", "customer", 3600, settings=settings)
     with tempfile.TemporaryDirectory() as tmp, langgraph_dev(Path(tmp) / "data") as api_url:
         thread_id = start_thread(api_url, token)
+        if args.fallback:
+            out = args.out or ROOT / "docs" / "refund-confirmation-minimal-page.png"
+            subprocess.run(
+                ["node", str(HERE / "fallback.mjs"), api_url, thread_id, token, str(out)],
+                cwd=HERE,
+                check=True,
+            )
+            return
+        args.out = args.out or ROOT / "docs" / "refund-confirmation.png"
         ui = serve_ui(args.ui.resolve(), free_port())
         try:
             ui_url = f"http://127.0.0.1:{ui.args[3]}/"  # type: ignore[index]

@@ -214,6 +214,7 @@ _VARYING = re.compile(
     r'created_at|updated_at|latency_ms)": ("[^"]*"|[0-9.]+|null)'
 )
 _HASHES = re.compile(r"\b(?:call|req|key|run|task)_[0-9a-f]{8,}\b")
+_UUIDS = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def _scrub(value: Any, order_id: str) -> str:
@@ -221,7 +222,7 @@ def _scrub(value: Any, order_id: str) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     text = text.replace(order_id, "OD-X")
     text = _VARYING.sub(lambda m: m.group(0).split(":")[0] + ': "…"', text)
-    return _HASHES.sub("…", text)
+    return _UUIDS.sub("…", _HASHES.sub("…", text))
 
 
 def _probe(client: SyncLangGraphClient, order_id: str) -> tuple[str, str]:
