@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -26,13 +28,54 @@ sys.path.insert(0, str(ROOT))
 
 from langgraph_sdk import get_sync_client  # noqa: E402
 
-from tests.services.langgraph_server import TEST_AUTH_SECRET, langgraph_dev  # noqa: E402
+from tests.services.langgraph_server import TEST_AUTH_SECRET  # noqa: E402
 from tests.services.redis_servers import free_port  # noqa: E402
 from tools.settings import Settings  # noqa: E402
 from tools.tokens import issue_token  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REQUEST = "订单 OD-20240618-002 送到了但是洒了，我要退款"
+
+
+@contextmanager
+def langgraph_dev(data_dir: Path, *, wait_s: float = 600) -> Iterator[str]:
+    """Run our ``langgraph dev`` (auth on, keyed with ``TEST_AUTH_SECRET``); yield its URL.
+
+    Like ``tests.services.langgraph_server`` but patient: on a loaded machine the server can
+    take minutes to import the graph.
+    """
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    env = {
+        **os.environ,
+        "REACH_DATA_DIR": str(data_dir),
+        "REACH_AUTH_SECRET": TEST_AUTH_SECRET,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    }
+    langgraph = Path(sys.executable).parent / "langgraph"
+    command = [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1"]
+    with (data_dir / "dev.log").open("w") as log:
+        proc = subprocess.Popen(
+            [*command, "--port", str(port)], cwd=ROOT, env=env, stdout=log, stderr=log
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + wait_s
+            while not _answers(f"{url}/ok"):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    sys.exit(f"langgraph dev did not start; see {data_dir / 'dev.log'}")
+                time.sleep(0.5)  # waiting for a process to come up
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2).status_code < 500
+    except httpx.HTTPError:
+        return False
 
 
 def start_thread(api_url: str, token: str) -> str:
@@ -58,18 +101,15 @@ def serve_ui(ui: Path, port: int) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             sys.exit("next start exited; was the front-end built (next build)?")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/", timeout=2).status_code < 500:
-                return proc
-        except httpx.HTTPError:
-            pass
+        if _answers(f"http://127.0.0.1:{port}/"):
+            return proc
         time.sleep(0.5)  # waiting for a process to come up
     proc.terminate()
-    sys.exit("next start did not answer within 120 s")
+    sys.exit("next start did not answer within 300 s")
 
 
 def main() -> None:
