@@ -40,9 +40,10 @@ try {
   await page.goto(url.toString(), { waitUntil: "domcontentloaded", timeout: 120_000 });
   // agent-chat-ui draws Approve / Edit / Reject only for a HITLRequest interrupt value
   await page.getByRole("button", { name: /^Approve$/ }).first().waitFor({ timeout: 120_000 });
-  await page.getByRole("button", { name: /^Reject$/ }).first().waitFor({ timeout: 10_000 });
+  // Reject is a card of its own (a reason is required) headed "Reject"
+  await page.getByText("Reject", { exact: true }).first().waitFor({ timeout: 30_000 });
   await page.waitForTimeout(1000); // let the last layout shift settle before the picture
-  await page.screenshot({ path: out, fullPage: false });
+  await page.screenshot({ path: out, fullPage: true });
   console.log(`saved ${out}`);
 } finally {
   await browser.close();
