@@ -24,7 +24,7 @@ const browser = await chromium.launch({
   ],
 });
 try {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1600 } });
   await context.addInitScript((key) => {
     window.localStorage.setItem("lg:chat:apiKey", key);
   }, token);
