@@ -189,11 +189,31 @@ async def on_thread_delete(ctx: Auth.types.AuthContext, value: Any) -> Filter | 
     return write_filter(ctx.user)
 
 
+def dismissal_as_rejection(value: Any) -> None:
+    """Read a bare ``command: {goto: "__end__"}`` as a rejection of what is waiting.
+
+    agent-chat-ui's "Mark as resolved" sends it on a thread paused for a confirmation.
+    LangGraph drops a write to ``__end__`` and runs the paused node again, which asks again:
+    the action would stay pending, and a later "确认" would run it. Adding a ``reject``
+    resume makes it what the user meant: nothing runs, the question is closed (``awaiting``
+    cleared), and a later "确认" is a new message, not an answer. On a thread that is not
+    paused, the resume is ignored.
+    """
+    kwargs = value.get("kwargs") if isinstance(value, dict) else None
+    command = kwargs.get("command") if isinstance(kwargs, dict) else None
+    if not isinstance(command, dict) or command.get("resume") is not None:
+        return
+    goto = command.get("goto")
+    if goto == "__end__" or goto == ["__end__"]:
+        command["resume"] = {"decision": "reject"}
+
+
 @auth.on.threads.create_run
 async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Filter | None:
     """Run only on one's own threads; a thread the run creates is stamped as theirs."""
     if user_role(ctx.user) != "admin":
         _stamp(value, ctx.user)
+    dismissal_as_rejection(value)
     return write_filter(ctx.user)
 
 

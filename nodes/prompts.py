@@ -44,6 +44,10 @@ GENERIC: Wording = {
         "zh": "抱歉，我没能确定您是否同意。",
         "en": "Sorry, I couldn't tell whether that was a yes.",
     },
+    "already_submitted": {
+        "zh": "此前已提交过，无需重复操作。以下是当时的结果：",
+        "en": "This was already submitted earlier; nothing was done again. What happened then:",
+    },
     "declined": {
         "zh": "好的，已取消{task}，没有执行任何操作。",
         "en": "OK, I won't {task}; nothing was done.",

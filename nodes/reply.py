@@ -52,7 +52,18 @@ def _latest_results(state: AgentState) -> list[ToolResult]:
 def describe_result(
     result: ToolResult, state: AgentState, voice: Voice, scenarios: ScenarioSet
 ) -> str:
-    """Say what one tool result means for the user."""
+    """Say what one tool result means for the user.
+
+    A success answered from the idempotency record (a replayed confirmation, a re-run from a
+    checkpoint) says so first: the user must not think it was done twice.
+    """
+    text = _describe(result, state, voice, scenarios)
+    if result.get("duplicated") and result.get("status") == "success":
+        return f"{voice.say('already_submitted')}\n{text}"
+    return text
+
+
+def _describe(result: ToolResult, state: AgentState, voice: Voice, scenarios: ScenarioSet) -> str:
     data = result.get("data") or {}
     error_type = result.get("error_type")
     task = voice.label(state.get("intent", ""))

@@ -19,6 +19,7 @@ from nodes.common import Node, context_of, protocol_fields, tool_context
 from nodes.services import Services
 from nodes.slot_filling import display_values, plan_tool_calls, vault_sensitive
 from state import AgentState, Context, ProtocolMessage, ToolCall, ToolResult
+from tools.client_view import client_view
 from tools.executor import Decision
 from tools.guards import TaskHistory
 
@@ -83,8 +84,12 @@ def _record(
     announced = _announced_calls(state)
     messages: list[Any] = []
     notes: list[dict[str, Any]] = []
+    language = state.get("language", "zh")
     for call, result in zip(calls, results, strict=True):
         call_id = f"{call['id']}_{attempt}"
+        # Messages and protocol are what clients read: the client view only. The full
+        # envelope (request id, latency, flags) stays in ``tool_results`` and the audit log.
+        seen = client_view(result, language=language)
         if call_id not in announced:  # the propose node already showed the high-risk ones
             messages.append(
                 AIMessage(
@@ -94,7 +99,7 @@ def _record(
             )
         messages.append(
             ToolMessage(
-                content=json.dumps(result, ensure_ascii=False),
+                content=json.dumps(seen, ensure_ascii=False),
                 tool_call_id=call_id,
                 name=call["name"],
                 status="success" if result.get("status") == "success" else "error",
@@ -107,8 +112,8 @@ def _record(
                     state,
                     runtime,
                     role="tool",
-                    content=result,
-                    error=result.get("message") if result.get("status") != "success" else None,
+                    content=seen,
+                    error=seen["message"] if seen["status"] != "success" else None,
                     tool_call_id=call_id,
                 ),
             ).model_dump(mode="json")

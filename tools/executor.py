@@ -94,6 +94,10 @@ def canonical(parameters: dict[str, Any]) -> str:
     )
 
 
+AUDIT_ONLY_FLAGS = "_audit_only_flags"
+"""Envelope key for flags that go to the audit record and never into the returned envelope."""
+
+
 def request_id_for(session_id: str, task_id: str, tool: str, parameters: dict[str, Any]) -> str:
     """Derive the call's request id from what it does, so a re-run yields the same id."""
     raw = f"{session_id}|{task_id}|{tool}|{canonical(parameters)}"
@@ -369,15 +373,17 @@ class ActionExecutor:
         ):
             owner = card.owner_of(args, ctx)
             if owner != ctx.user_id:
-                # Someone else's resource answers exactly like a missing one: no leak.
-                return envelope(
+                # Someone else's resource answers exactly like a missing one: no leak. The
+                # difference is kept for the audit record only (``_finish`` pops it).
+                refused = envelope(
                     tool=name,
                     status="failed",
                     error_type="not_found",
                     message="no such resource for this user",
                     request_id=request_id,
-                    flags=["owner_mismatch"] if owner is not None else [],
                 )
+                audit_only = ["owner_mismatch"] if owner is not None else []
+                return {**refused, AUDIT_ONLY_FLAGS: audit_only}
         missing = [req for req in card.requires if req not in ctx.history.succeeded_tools]
         if missing:
             return envelope(
@@ -709,6 +715,7 @@ class ActionExecutor:
         started: float,
     ) -> dict[str, Any]:
         result = {**result, "latency_ms": round((time.perf_counter() - started) * 1000, 3)}
+        audit_only = result.pop(AUDIT_ONLY_FLAGS, [])
         arguments = mask_pii(json_safe(arguments))
         if json_bytes(arguments) > MAX_AUDIT_ARGUMENT_BYTES:
             arguments = cut_marker(arguments)
@@ -730,7 +737,7 @@ class ActionExecutor:
                     "attempts": result["attempts"],
                     "request_id": result["request_id"],
                     "duplicated": result["duplicated"],
-                    "flags": result.get("flags", []),
+                    "flags": [*result.get("flags", []), *audit_only],
                 }
             )
         )
