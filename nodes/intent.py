@@ -170,16 +170,18 @@ def _answer_to_pending(
     language = state.get("language", "zh")
     task = services.catalog.task(awaiting["intent"])
     decisions = read_decisions(text, 1)
+    # A confident, different request wins over slot values it happens to contain
+    # ("OD-… 到哪了" while a refund waits is a new question, not a corrected order id).
+    new_request = (
+        decisions is None
+        and result.intent not in (UNKNOWN, awaiting["intent"])
+        and result.confidence >= services.confidence_threshold
+    )
     correction = (
         task is not None
         and decisions is None
+        and not new_request
         and bool(services.understand.extract_slots(text, task.intent).slots)
-    )
-    new_request = (
-        decisions is None
-        and not correction
-        and result.intent not in (UNKNOWN, awaiting["intent"])
-        and result.confidence >= services.confidence_threshold
     )
     voice = Voice(services.catalog, language)
     if new_request:
