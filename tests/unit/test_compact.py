@@ -91,7 +91,8 @@ def test_nothing_is_removed_while_a_confirmation_is_awaited():
 def test_the_reducer_validates_plain_dicts_but_not_twice():
     big = {"role": "assistant", "content": "x" * 6000}
     cut = append_protocol([], [big])  # validated: an oversized message is cut, never raised
-    assert len(json.dumps(cut[0], ensure_ascii=False).encode()) <= MAX_PROTOCOL_BYTES
+    compact = json.dumps(cut[0], ensure_ascii=False, separators=(",", ":"))
+    assert len(compact.encode()) <= MAX_PROTOCOL_BYTES
     masked = append_protocol([], [{"role": "user", "content": "身份证 110101199003071234"}])
     assert "110101199003071234" not in masked[0]["content"]
     checked = ValidatedProtocol(note("ok"))
