@@ -406,6 +406,16 @@ class SuspendedTask(TypedDict):
     """What it was still waiting for."""
 
 
+class JobUpdate(TypedDict, total=False):
+    """A background job's end, as the run its completion starts receives it (no user words)."""
+
+    job_id: str
+    kind: str
+    state: str
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+
+
 class AgentState(TypedDict, total=False):
     """What moves through the graph. Nodes return only the keys they change."""
 
@@ -450,6 +460,9 @@ class AgentState(TypedDict, total=False):
     answer: Any
     """A typed message read as the answer to ``awaiting`` (a chat front-end sends "确认" as a
     new message, not as a resume); the acting node uses it instead of pausing."""
+    job_event: JobUpdate | None
+    """Set only by the input of a run a finished job starts: the graph then just tells the
+    user (``nodes.job_update``) and leaves the current topic's state alone."""
 
 
 @dataclass(kw_only=True)
@@ -469,6 +482,7 @@ __all__ = [
     "MAX_PROTOCOL_BYTES",
     "AgentState",
     "Context",
+    "JobUpdate",
     "NextStep",
     "PendingConfirmation",
     "Overwrite",

@@ -15,6 +15,8 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from rich.console import Console
 from rich.table import Table
 
+from nodes.services import Services
+from scenarios import SCENARIOS
 from tools.audit import default_audit_path, iter_jsonl
 from tools.lifecycle import coverage_lines, tool_coverage
 from tools.metrics import BREAKER_STATES, LogTail, Tally, percentile, render_latest
@@ -149,8 +151,5 @@ def stats(
 
 def _offered_tools() -> list[str]:
     """Return the serving tools of the shipped scenarios, under the shared lifecycle state."""
-    from nodes.services import Services  # the graph's imports are heavy; only stats needs them
-    from scenarios import SCENARIOS
-
     settings = get_settings()
     return Services(scenarios=SCENARIOS, settings=settings).tools.names()

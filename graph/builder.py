@@ -19,8 +19,10 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.checkpoint.masking import MaskingSerializer
 from nodes.clarify import make_clarify_node
+from nodes.common import Node
 from nodes.handoff import make_handoff_node
 from nodes.intent import make_intent_node
+from nodes.job_update import make_job_update_node
 from nodes.propose import make_propose_node
 from nodes.reflect_refine import make_reflect_refine_node
 from nodes.reply import make_reply_node
@@ -30,6 +32,7 @@ from nodes.routing import (
     route_after_reflect,
     route_after_slots,
     route_after_tool,
+    route_start,
 )
 from nodes.services import Services
 from nodes.slot_filling import make_slot_filling_node
@@ -37,6 +40,8 @@ from nodes.tasks import Scenario
 from nodes.tool import make_tool_node
 from scenarios import SCENARIOS
 from state import AgentState, Context
+from tools.job_bodies import JOBS
+from tools.jobs import Job, job_event
 from tools.trace_callbacks import trace_callbacks
 
 
@@ -51,13 +56,14 @@ def make_builder(services: Services) -> StateGraph[AgentState, Context, Any, Any
     builder.add_node("clarify", make_clarify_node(services))
     builder.add_node("propose", make_propose_node(services))
     builder.add_node("tool", make_tool_node(services))
-    builder.add_node("reply", make_reply_node(services))
-    builder.add_node("handoff", make_handoff_node(services))
+    builder.add_node("reply", _ends_task(make_reply_node(services), services))
+    builder.add_node("handoff", _ends_task(make_handoff_node(services), services))
+    builder.add_node("job_update", make_job_update_node(services))
     for agent, factory in catalog.agents.items():
         builder.add_node(agent, factory(services))
         builder.add_edge(agent, "reply")
 
-    builder.add_edge(START, "intent")
+    builder.add_conditional_edges(START, route_start, ["job_update", "intent"])
     builder.add_conditional_edges(
         "intent",
         partial(route_after_intent, scenarios=catalog, threshold=services.confidence_threshold),
@@ -80,7 +86,51 @@ def make_builder(services: Services) -> StateGraph[AgentState, Context, Any, Any
     builder.add_edge("clarify", END)
     builder.add_edge("reply", END)
     builder.add_edge("handoff", END)
+    builder.add_edge("job_update", END)
     return builder
+
+
+def _ends_task(node: Node, services: Services) -> Node:
+    """Wrap a node that ends a task so the task's tool-version pins are dropped after it.
+
+    The executor pins each task to the version of a tool it first got (``registry.get(...,
+    task_id=...)``), so a version registered mid-task does not change its contract; once
+    the task is answered or handed over, the pins only hold an old version back.
+    """
+
+    def ended(state: AgentState, runtime: Any) -> dict[str, Any]:
+        out = node(state, runtime=runtime)
+        task_id = state.get("task_id")
+        if task_id:
+            services.tools.lifecycle.unpin(f"task:{task_id}")
+        return out
+
+    ended.__name__ = getattr(node, "__name__", "ended")
+    ended.__doc__ = node.__doc__
+    return ended
+
+
+def follow_up_on_thread(graph: CompiledStateGraph[Any, Any, Any, Any]) -> Any:
+    """Return the callback that tells a job's thread of its end by running a graph turn.
+
+    The turn's only input is ``job_event``; it runs as the job's owner (the context the job
+    was started with), on the job's thread, so the reply lands where the user asked.
+    """
+
+    def follow_up(job: Job) -> None:
+        if not job.thread_id:
+            return
+        context = Context(
+            user_id=str(job.context.get("user_id") or job.owner),
+            user_role=str(job.context.get("user_role") or "customer"),
+        )
+        graph.invoke(
+            {"job_event": dict(job_event(job))},
+            {"configurable": {"thread_id": job.thread_id}},
+            context=context,
+        )
+
+    return follow_up
 
 
 def build_graph(
@@ -117,7 +167,12 @@ def build_graph(
         checkpointer.serde = MaskingSerializer(checkpointer.serde)
     compiled = make_builder(services).compile(checkpointer=checkpointer, **options)
     # the four decision points of every task go to the audit log (``reach trace``)
-    return compiled.with_config(callbacks=trace_callbacks(lambda: services.executor.audit))
+    traced = compiled.with_config(callbacks=trace_callbacks(lambda: services.executor.audit))
+    if checkpointer is not None:
+        # embedded: a job started from this graph reports back by a callback that runs a
+        # turn on its thread (under ``langgraph dev`` the server's ``runs.create`` does)
+        JOBS.set_follow_up(services.database, follow_up_on_thread(traced))
+    return traced
 
 
 graph = make_builder(Services(scenarios=SCENARIOS)).compile(name="agent")

@@ -174,11 +174,11 @@ def month_of(text: str, today: date) -> str | None:
         return f"{today.year:04d}-{today.month:02d}"
     number = re.search(r"(?<!\d)(\d{1,2})\s*月", text)
     named = next((i + 1 for i, m in enumerate(_MONTHS_EN) if re.search(rf"\b{m}\b", lowered)), None)
-    month = int(number.group(1)) if number else named
-    if month is None or not 1 <= month <= 12:
+    found: int | None = int(number.group(1)) if number else named
+    if found is None or not 1 <= found <= 12:
         return None
-    year = today.year if month <= today.month else today.year - 1  # the latest such month
-    return f"{year:04d}-{month:02d}"
+    year = today.year if found <= today.month else today.year - 1  # the latest such month
+    return f"{year:04d}-{found:02d}"
 
 
 def extract_export(text: str, intent: str, *, today: date) -> SlotResult:
