@@ -18,6 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.checkpoint.masking import MaskingSerializer
+from graph.job_followup import ThreadActivity, follow_up_on_thread
 from nodes.clarify import make_clarify_node
 from nodes.common import Node
 from nodes.handoff import make_handoff_node
@@ -41,7 +42,6 @@ from nodes.tool import make_tool_node
 from scenarios import SCENARIOS
 from state import AgentState, Context
 from tools.job_bodies import JOBS
-from tools.jobs import Job, job_event
 from tools.trace_callbacks import trace_callbacks
 
 
@@ -110,29 +110,6 @@ def _ends_task(node: Node, services: Services) -> Node:
     return ended
 
 
-def follow_up_on_thread(graph: CompiledStateGraph[Any, Any, Any, Any]) -> Any:
-    """Return the callback that tells a job's thread of its end by running a graph turn.
-
-    The turn's only input is ``job_event``; it runs as the job's owner (the context the job
-    was started with), on the job's thread, so the reply lands where the user asked.
-    """
-
-    def follow_up(job: Job) -> None:
-        if not job.thread_id:
-            return
-        context = Context(
-            user_id=str(job.context.get("user_id") or job.owner),
-            user_role=str(job.context.get("user_role") or "customer"),
-        )
-        graph.invoke(
-            {"job_event": dict(job_event(job))},
-            {"configurable": {"thread_id": job.thread_id}},
-            context=context,
-        )
-
-    return follow_up
-
-
 def build_graph(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     *,
@@ -167,12 +144,16 @@ def build_graph(
         checkpointer.serde = MaskingSerializer(checkpointer.serde)
     compiled = make_builder(services).compile(checkpointer=checkpointer, **options)
     # the four decision points of every task go to the audit log (``reach trace``)
-    traced = compiled.with_config(callbacks=trace_callbacks(lambda: services.executor.audit))
+    callbacks: list[Any] = list(trace_callbacks(lambda: services.executor.audit))
     if checkpointer is not None:
         # embedded: a job started from this graph reports back by a callback that runs a
-        # turn on its thread (under ``langgraph dev`` the server's ``runs.create`` does)
-        JOBS.set_follow_up(services.database, follow_up_on_thread(traced))
-    return traced
+        # turn on its thread once it is idle (under ``langgraph dev``, ``runs.create`` does)
+        activity = ThreadActivity()
+        callbacks.append(activity)
+        traced = compiled.with_config(callbacks=callbacks)
+        JOBS.set_follow_up(services.database, follow_up_on_thread(traced, activity))
+        return traced
+    return compiled.with_config(callbacks=callbacks)
 
 
 graph = make_builder(Services(scenarios=SCENARIOS)).compile(name="agent")

@@ -539,11 +539,16 @@ class JobRunner:
         return stop
 
     def wait(self, job_id: str, timeout_s: float | None = None) -> Job:
-        """Block until a job this runner started ends (tests, scripts); return it."""
+        """Block until a job ends (tests, scripts); return it.
+
+        For a job this runner started, that is once its callbacks and notifiers have run
+        (a completion callback's follow-up is done when this returns).
+        """
         with self._lock:
+            ran_here = job_id in self._events
             event = self._events.setdefault(job_id, threading.Event())
         job = self.store.get(job_id)
-        if job is None or not job.finished:
+        if ran_here or job is None or not job.finished:
             event.wait(timeout_s)
         final = self.store.get(job_id)
         if final is None:
@@ -631,6 +636,10 @@ class JobRunner:
         finally:
             with self._lock:
                 self._active.discard(job_id)
+                event = self._events.get(job_id)
+            final = self.store.get(job_id)
+            if event is not None and final is not None and final.finished:
+                event.set()  # e.g. another runner finished it: nothing more will come here
 
     def _run_attempts(self, job_id: str) -> None:
         while True:
