@@ -74,6 +74,7 @@ class JobHub:
         for kind, factory in self._factories.items():
             if kind not in runner.bodies:
                 runner.register(kind, factory(settings))
+        runner.on_orphan = self._orphan_follow_up(resources)
         with self._lock:
             self._runners[id(resources)] = (resources, runner)
         return runner
@@ -84,7 +85,9 @@ class JobHub:
             known = self._runners.get(id(resources))
             if known is not None:
                 return known[1]
-            runner = JobRunner.from_settings(settings, resources=resources)
+            runner = JobRunner.from_settings(
+                settings, resources=resources, on_orphan=self._orphan_follow_up(resources)
+            )
             for kind, factory in self._factories.items():
                 runner.register(kind, factory(settings))
             self._runners[id(resources)] = (resources, runner)
@@ -94,6 +97,16 @@ class JobHub:
     def runner_for(self, ctx: ToolContext) -> JobRunner:
         """Return the runner of the call's business database."""
         return self.runner(ctx.settings, ctx.resources)
+
+    def _orphan_follow_up(self, resources: Any) -> JobCallback:
+        """Tell the thread of a job resumed after a restart (its start callback died)."""
+
+        def orphan(job: Job) -> None:
+            callback = self.follow_up(resources)
+            if callback is not None:
+                callback(job)
+
+        return orphan
 
     def set_follow_up(self, resources: Any, callback: JobCallback | None) -> None:
         """Call ``callback(job)`` when a job started on ``resources`` ends (``None``: stop)."""

@@ -418,14 +418,21 @@ class JobRunner:
         max_workers: int = 2,
         notifiers: tuple[JobCallback, ...] = (),
         runner_id: str | None = None,
+        on_orphan: JobCallback | None = None,
     ) -> None:
-        """Bind the runner to a store and the resources job bodies need."""
+        """Bind the runner to a store and the resources job bodies need.
+
+        ``on_orphan(job)`` is called for a job that ends with no callback registered here:
+        one this runner resumed after the process that started it died, whose ``on_done``
+        died with it.
+        """
         self.store = store
         self.resources = resources
         self.clock = clock or SystemClock()
         self.lease_s = lease_s
         self.max_attempts = max_attempts
         self.notifiers = list(notifiers)
+        self.on_orphan = on_orphan
         self.runner_id = runner_id or f"runner-{uuid.uuid4().hex[:8]}"
         self.bodies: dict[str, JobBody] = {}
         self._callbacks: dict[str, list[JobCallback]] = {}
@@ -676,6 +683,8 @@ class JobRunner:
         with self._lock:
             callbacks = self._callbacks.pop(job.job_id, [])
             event = self._events.get(job.job_id)
+        if not callbacks and self.on_orphan is not None:
+            callbacks = [self.on_orphan]
         for callback in [*callbacks, *self.notifiers]:
             try:
                 callback(job)

@@ -20,6 +20,7 @@ from cli.tools_cmd import tools_app
 from graph.builder import build_graph
 from nodes.services import Services
 from scenarios import SCENARIOS
+from scenarios.delivery.jobs import AUDIENCES, bulk_notification_job
 from scenarios.sales.jobs import export_sales_job
 from state import Context
 from tests.conftest import fast_executor, say
@@ -240,3 +241,50 @@ def test_the_model_is_never_offered_more_than_eight_tools(role, data_dir):
             assert len(chosen) <= MAX_TOOLS_PER_TURN
     registry.disable(everything[0].name) if everything else None
     assert all(c.name != (everything or [None])[0] for c in registry.select(role))
+
+
+class Killed(BaseException):
+    """Stands for the process dying mid-send (not an ``Exception``: nothing catches it)."""
+
+
+def test_a_job_killed_mid_send_is_resumed_and_each_customer_is_told_once(
+    make_app, db, data_dir, monkeypatch
+):
+    set_env(monkeypatch, "REACH_TODAY", "2024-07-15")
+    settings = get_settings()
+    audience = [str(row["user_id"]) for row in db.query(AUDIENCES["delivering"])]
+    assert len(audience) >= 2
+
+    def die_at_second(user_id: str) -> None:
+        if user_id == audience[1]:
+            raise Killed
+
+    first = JobRunner(SQLiteJobStore(data_dir / "jobs.db"), resources=db)
+    first.register("send_bulk_notification", bulk_notification_job(before_commit=die_at_second))
+    JOBS.install(db, first, settings)
+    app = make_app()
+    try:
+        say(app, "给所有配送中订单的客户发短信：系统维护通知", thread="k", context=AGENT)
+        started = say(app, "确认", thread="k", context=AGENT)
+        job_id = job_id_of(started)
+        first.close(wait=True)  # the "process" is gone: one send done, the job left running
+        left = first.store.get(job_id)
+        assert left is not None and left.state == "running" and left.attempts == 1
+        sql = "SELECT user_id FROM notifications WHERE content = '系统维护通知' ORDER BY user_id"
+        assert [r["user_id"] for r in db.query(sql)] == audience[:1]
+
+        # a new process: its own runner, a clock past the dead one's lease
+        clock = ManualClock(t=left.lease_until + 1)
+        second = JobRunner(SQLiteJobStore(data_dir / "jobs.db"), resources=db, clock=clock)
+        JOBS.install(db, second, settings)
+        assert second.resume() == [job_id]
+        final = second.wait(job_id, 30)  # after the follow-up turn on the thread
+        assert final.state == "succeeded" and final.attempts == 2
+        assert sorted(r["user_id"] for r in db.query(sql)) == sorted(audience)  # once each
+        assert second.resume() == []
+        messages = app.get_state({"configurable": {"thread_id": "k"}}).values["messages"]
+        told = [m.content for m in messages if f"后台任务 {job_id}" in str(m.content)]
+        assert told == [f"后台任务 {job_id}：通知已发送给 {len(audience)} 位客户。"]
+        second.close()
+    finally:
+        JOBS.forget(db)
