@@ -38,6 +38,7 @@ from redis.exceptions import WatchError
 
 from tools.errors import ToolError
 from tools.settings import Settings
+from tools.tokens import issue_token
 
 _log = logging.getLogger(__name__)
 
@@ -447,9 +448,17 @@ class JobRunner:
         options.setdefault("lease_s", settings.job_lease_s)
         options.setdefault("max_attempts", settings.job_max_attempts)
         if settings.langgraph_url and "notifiers" not in options:
+
+            def as_owner(job: Job) -> dict[str, str]:
+                # the run acts as the job's owner, on the owner's thread (auth-enabled server)
+                role = str(job.context.get("user_role") or "customer")
+                return {"x-api-key": issue_token(job.owner, role, 300, settings=settings)}
+
             options["notifiers"] = (
                 LangGraphRunNotifier(
-                    url=settings.langgraph_url, assistant_id=settings.langgraph_assistant_id
+                    url=settings.langgraph_url,
+                    assistant_id=settings.langgraph_assistant_id,
+                    headers_for=as_owner,
                 ),
             )
         return cls(job_store(settings), **options)
