@@ -16,6 +16,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from typer.testing import CliRunner
 
+from cli.app import app as cli
 from cli.tools_cmd import tools_app
 from graph.builder import build_graph
 from nodes.services import Services
@@ -288,3 +289,19 @@ def test_a_job_killed_mid_send_is_resumed_and_each_customer_is_told_once(
         second.close()
     finally:
         JOBS.forget(db)
+
+
+def test_reach_stats_reports_tools_never_chosen(data_dir, tmp_path):
+    audit = tmp_path / "audit.jsonl"
+    audit.write_text(
+        '{"tool": "query_order_status", "status": "success", "latency_ms": 1}\n'
+        '{"event": "tool_lifecycle", "tool": "urge_delivery"}\n',
+        encoding="utf-8",
+    )
+    out = CliRunner().invoke(cli, ["stats", "--audit", str(audit)])
+    assert out.exit_code == 0, out.output
+    text = " ".join(out.output.split())
+    assert "tool coverage:" in text and "never chosen" in text
+    assert "export_sales_report" in text and "urge_delivery" in text
+    never = text.split("never chosen", 1)[1]
+    assert "query_order_status" not in never
