@@ -12,6 +12,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
+from eval.backends import rules_understanding
+from eval.harness import Evaluation, load_cases, run_evaluation
+from eval.report import headline, write_report
+from tools.audit import AuditLog, default_audit_path
+from tools.metrics import default_metrics
+
 console = Console()
 
 
@@ -22,8 +28,6 @@ def _understanding_factory(mode: str) -> Any:
     returns an object implementing ``nodes.understanding.Understanding``), so the model
     modes plug in without this file changing.
     """
-    from eval.backends import rules_understanding
-
     if mode == "rules":
         return rules_understanding
     if ":" not in mode:
@@ -46,9 +50,6 @@ def eval_command(
     bare: Annotated[bool, typer.Option(help="also run the bare baseline")] = True,
 ) -> None:
     """Run the evaluation set, score it by database state and calls, and write a report."""
-    from eval.harness import load_cases, run_evaluation
-    from eval.report import headline, write_report
-
     chosen = load_cases(cases)
     if only:
         prefixes = tuple(p.strip() for p in only.split(",") if p.strip())
@@ -88,6 +89,36 @@ def eval_command(
         table.add_row(*row)
     console.print(table)
     console.print(f"report: {report} (and report.html)")
+    accuracy = publish_intent_accuracy(evaluation)
+    console.print(f"intent accuracy {accuracy:.1%} recorded in {default_audit_path()}")
+
+
+def publish_intent_accuracy(evaluation: Evaluation, audit: AuditLog | None = None) -> float:
+    """Record the agent's intent accuracy where ``reach stats`` and ``/metrics`` read it.
+
+    The ``{"kind": "eval"}`` record goes to the audit log (a running ``reach serve-metrics``
+    tails it) and the gauge of this process is set too.
+    """
+    summary = evaluation.summary("agent")
+    accuracy = float(summary["intent_accuracy"])
+    log = audit or AuditLog(default_audit_path())
+    try:
+        log.write(
+            {
+                "kind": "eval",
+                "intent_accuracy": accuracy,
+                "mode": evaluation.mode,
+                "fault_rate": evaluation.fault_rate,
+                "trials": evaluation.trials,
+                "cases": summary["cases"],
+            }
+        )
+        log.flush()
+    finally:
+        if audit is None:
+            log.close()
+    default_metrics().set_intent_accuracy(accuracy)
+    return accuracy
 
 
 def main() -> None:

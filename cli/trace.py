@@ -44,7 +44,7 @@ def load_records(
         source == "auto" and audit is None and bool(settings.redis_url and settings.trace_stream)
     )
     if use_redis:
-        from redis import Redis
+        from redis import Redis  # noqa: PLC0415 - optional and heavy: only for --source redis
 
         if not settings.redis_url:
             msg = "REDIS_URL is not set"

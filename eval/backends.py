@@ -1,96 +1,101 @@
 """Every import of project code the evaluation depends on, in one place.
 
-The scenario code is moving (issue 8); when a name moves, repoint it here and nothing else
-in ``eval/`` changes.
+The evaluation drives the shipped graph through its public seams only: ``Services`` (the
+scenarios, settings, understanding, database and executor of one graph), ``build_graph``
+and the executor's contract. It never imports from ``tests``. When a name moves, repoint it
+here and nothing else in ``eval/`` changes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import date
+from http.server import ThreadingHTTPServer
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from cli.weather_server import start_demo_weather_server
 from graph.builder import build_graph
-from nodes.tasks import ScenarioSet
-from nodes.understanding import RuleBasedUnderstanding, Understanding
+from nodes.services import Services
+from nodes.understanding import Understanding
 from scenarios import SCENARIOS
 from tools.audit import AuditLog
 from tools.db import Database
-from tools.errors import (
-    PermanentToolError,
-    ResourceNotFoundError,
-    ToolError,
-    TransientToolError,
-)
+from tools.errors import PermanentToolError, ToolError, TransientToolError
 from tools.executor import ActionExecutor, Decision, ExecutorSettings, PreparedCall, envelope
-from tools.parsing import ArgumentParseError, parse_arguments
 from tools.permissions import Permissions
 from tools.registry import ToolCard, ToolContext, ToolRegistry
+from tools.settings import Settings, get_settings
 
-PERMISSIONS = Permissions.merged(ScenarioSet(SCENARIOS).grants())
-"""The shipped scenarios' role grants."""
 SEEDS = [scenario.seed for scenario in SCENARIOS if scenario.seed is not None]
 """The shipped scenarios' tables and demo rows."""
 
-
-def role_allows(role: str, permission: str) -> bool:
-    """Tell whether ``role`` holds ``permission`` under the shipped scenarios' grants."""
-    return PERMISSIONS.allows(role, permission)
-
-
-def acts_on_any_owner(role: str, domain: str) -> bool:
-    """Tell whether ``role`` may act on other users' resources of ``domain``."""
-    return PERMISSIONS.acts_on_any_owner(role, domain)
+UnderstandingFactory = Callable[[], Understanding | None]
+"""Builds the recognizer of one run; ``None`` asks for the graph's default (the rules)."""
 
 
 def rules_understanding() -> None:
-    """Ask ``build_graph`` for its default: rules over the graph's own scenarios."""
+    """Ask ``Services`` for its default: rules over the graph's own scenarios and dates."""
     return None
 
 
-WEATHER_URL_ENV = "REACH_WEATHER_URL"
-"""Where the weather tool finds its API."""
-TODAY_ENV = "REACH_TODAY"
-"""The fixed "today" relative dates are counted from."""
+def eval_settings(*, today: str | date, weather_url: str) -> Settings:
+    """Return the process settings with the case's business date and the demo weather API.
+
+    The copy travels with the run's ``Services`` (and every ``ToolContext`` built from it),
+    so the evaluation never mutates ``os.environ`` or the cached settings.
+    """
+    day = today if isinstance(today, date) else date.fromisoformat(str(today))
+    return get_settings().model_copy(update={"today": day, "weather_url": weather_url})
 
 
-def clear_settings_cache() -> None:
-    """Forget cached settings, so an environment change made by the harness is seen."""
-    try:
-        from tools.settings import get_settings
-    except ImportError:  # pragma: no cover - settings moved
-        return
-    get_settings.cache_clear()
+def eval_graph(
+    *,
+    database: Database,
+    executor_factory: Callable[[ToolRegistry], ActionExecutor],
+    understanding: UnderstandingFactory,
+    settings: Settings,
+    checkpointer: BaseCheckpointSaver[Any],
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compile the shipped graph over the shipped scenarios with the run's own backends."""
+    services = Services(
+        scenarios=SCENARIOS,
+        settings=settings,
+        understanding=understanding(),
+        database_factory=lambda: database,
+        executor_factory=executor_factory,
+    )
+    return build_graph(checkpointer=checkpointer, services=services)
 
 
-def start_weather_server() -> tuple[object, str]:
+def start_weather_server() -> tuple[ThreadingHTTPServer, str]:
     """Start the demo weather API (Beijing, Shanghai, Hangzhou; 404 otherwise)."""
-    from cli.weather_server import start_demo_weather_server
-
     return start_demo_weather_server()
 
 
 __all__ = [
-    "TODAY_ENV",
-    "WEATHER_URL_ENV",
+    "SEEDS",
     "ActionExecutor",
-    "ArgumentParseError",
     "AuditLog",
     "Database",
     "Decision",
     "ExecutorSettings",
     "PermanentToolError",
+    "Permissions",
     "PreparedCall",
-    "ResourceNotFoundError",
-    "RuleBasedUnderstanding",
+    "Settings",
     "ToolCard",
     "ToolContext",
     "ToolError",
     "ToolRegistry",
     "TransientToolError",
     "Understanding",
-    "acts_on_any_owner",
-    "build_graph",
-    "clear_settings_cache",
+    "UnderstandingFactory",
     "envelope",
-    "parse_arguments",
-    "role_allows",
+    "eval_graph",
+    "eval_settings",
     "rules_understanding",
-    "SEEDS",
+    "start_weather_server",
 ]

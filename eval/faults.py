@@ -32,12 +32,11 @@ from typing import Any
 
 from eval.backends import (
     PermanentToolError,
+    Permissions,
     ToolCard,
     ToolContext,
     ToolRegistry,
     TransientToolError,
-    acts_on_any_owner,
-    role_allows,
 )
 
 RATE_KINDS: tuple[str, ...] = ("timeout", "5xx", "slow", "drop", "drift")
@@ -92,7 +91,8 @@ class FaultInjector:
 
     def wrap(self, registry: ToolRegistry) -> ToolRegistry:
         """Return a new registry whose cards are copies with wrapped handlers."""
-        wrapped = ToolRegistry()
+        # the grants travel with the registry: the executor authorizes against them
+        wrapped = ToolRegistry(permissions=registry.permissions)
         for name in registry.names():
             card = registry.get(name)
             if card is None:  # pragma: no cover - disabled between names() and get()
@@ -101,7 +101,11 @@ class FaultInjector:
                 min(card.timeout_s, self.deadline_s) if self._may_fault(name) else card.timeout_s
             )
             wrapped.register(
-                dataclasses.replace(card, handler=self._handler(card), timeout_s=timeout)
+                dataclasses.replace(
+                    card,
+                    handler=self._handler(card, registry.permissions),
+                    timeout_s=timeout,
+                )
             )
         return wrapped
 
@@ -122,7 +126,9 @@ class FaultInjector:
             return None
         return rng.choice(self.kinds)
 
-    def _handler(self, card: ToolCard) -> Callable[[Any, ToolContext], Any]:
+    def _handler(
+        self, card: ToolCard, permissions: Permissions
+    ) -> Callable[[Any, ToolContext], Any]:
         real = card.handler
         deadline = min(card.timeout_s, self.deadline_s)
 
@@ -132,7 +138,7 @@ class FaultInjector:
                 tool=card.name,
                 fault=fault,
                 effect=False,
-                permitted=_permitted(card, args, ctx),
+                permitted=_permitted(card, args, ctx, permissions),
                 valid=_valid(card, args),
             )
             with self._lock:
@@ -163,10 +169,11 @@ class FaultInjector:
         return handler
 
 
-def _permitted(card: ToolCard, args: Any, ctx: ToolContext) -> bool:
-    if not role_allows(ctx.user_role, card.permission):
+def _permitted(card: ToolCard, args: Any, ctx: ToolContext, permissions: Permissions) -> bool:
+    """Judge the call by the grants of the registry it came from (the scenarios' own)."""
+    if not permissions.allows(ctx.user_role, card.permission):
         return False
-    if card.owner_of is None or acts_on_any_owner(ctx.user_role, card.domain):
+    if card.owner_of is None or permissions.acts_on_any_owner(ctx.user_role, card.domain):
         return True
     try:
         owner = card.owner_of(args, ctx)

@@ -9,13 +9,12 @@ one, the intent matches, and nothing crashed. The wording of replies is never sc
 from __future__ import annotations
 
 import contextlib
-import os
 import statistics
 import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -26,16 +25,14 @@ from langgraph.types import Command
 
 from eval.backends import (
     SEEDS,
-    TODAY_ENV,
-    WEATHER_URL_ENV,
     ActionExecutor,
     AuditLog,
     Database,
     ExecutorSettings,
     ToolRegistry,
-    Understanding,
-    build_graph,
-    clear_settings_cache,
+    UnderstandingFactory,
+    eval_graph,
+    eval_settings,
     rules_understanding,
     start_weather_server,
 )
@@ -53,7 +50,6 @@ USERS: dict[str, str] = {
 }
 FAST = ExecutorSettings(backoff_initial_s=0.001, backoff_max_s=0.005, backoff_jitter_s=0.001)
 Agent = Literal["agent", "bare"]
-UnderstandingFactory = Callable[[], Understanding]
 
 # ---- cases ---------------------------------------------------------------------------------
 
@@ -231,23 +227,8 @@ class RunResult:
     faults: list[str]
     error: str | None = None
     replies: list[str] = field(default_factory=list)
-
-
-@contextlib.contextmanager
-def environment(**values: str) -> Iterator[None]:
-    """Set environment variables for the run and restore them after."""
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    clear_settings_cache()
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        clear_settings_cache()
+    expected_intent: str | None = None
+    """The case's intent, when it states one (scored for ``intent_accuracy``)."""
 
 
 def run_case(
@@ -259,6 +240,7 @@ def run_case(
     trial: int = 0,
     seed: int = 0,
     workdir: Path,
+    weather_url: str,
 ) -> RunResult:
     """Drive ``case`` once on a fresh database and return its scored result."""
     db = Database(workdir / f"{case.id}-{agent}-{trial}-{uuid.uuid4().hex[:6]}.db", seeds=SEEDS)
@@ -278,11 +260,12 @@ def run_case(
         executors.append(executor)
         return executor
 
-    app = build_graph(
-        checkpointer=InMemorySaver(),
-        database_factory=lambda: db,
+    app = eval_graph(
+        database=db,
         executor_factory=executor_factory,
-        understanding=understanding(),
+        understanding=understanding,
+        settings=eval_settings(today=case.today, weather_url=weather_url),
+        checkpointer=InMemorySaver(),
     )
     config: dict[str, Any] = {"configurable": {"thread_id": f"eval-{case.id}-{trial}"}}
     context = Context(user_id=case.user, user_role=USERS.get(case.user, "customer"))
@@ -292,25 +275,24 @@ def run_case(
     error = None
     values: dict[str, Any] = {}
     try:
-        with environment(**{TODAY_ENV: case.today}):
-            for turn in case.turns:
-                waiting = bool(app.get_state(config).next)
-                if isinstance(turn, dict) and "resume" in turn:
-                    if not waiting:
-                        continue  # nothing to answer: the flow did not ask
-                    payload: Any = Command(resume=turn["resume"])
-                elif waiting and isinstance(turn, str):
-                    payload = Command(resume=turn)  # the user's words answer the question
-                else:
-                    payload = {"messages": [("user", str(turn))]}
-                started = time.perf_counter()
-                for chunk in app.stream(payload, config, context=context, stream_mode="updates"):
-                    visited.extend(key for key in chunk if key != "__interrupt__")
-                latencies.append((time.perf_counter() - started) * 1000)
-                values = app.get_state(config).values
-                messages = values.get("messages") or []
-                if messages:
-                    replies.append(str(messages[-1].content))
+        for turn in case.turns:
+            waiting = bool(app.get_state(config).next)
+            if isinstance(turn, dict) and "resume" in turn:
+                if not waiting:
+                    continue  # nothing to answer: the flow did not ask
+                payload: Any = Command(resume=turn["resume"])
+            elif waiting and isinstance(turn, str):
+                payload = Command(resume=turn)  # the user's words answer the question
+            else:
+                payload = {"messages": [("user", str(turn))]}
+            started = time.perf_counter()
+            for chunk in app.stream(payload, config, context=context, stream_mode="updates"):
+                visited.extend(key for key in chunk if key != "__interrupt__")
+            latencies.append((time.perf_counter() - started) * 1000)
+            values = app.get_state(config).values
+            messages = values.get("messages") or []
+            if messages:
+                replies.append(str(messages[-1].content))
     except Exception as exc:  # noqa: BLE001 - a crash is a scored failure, not an abort
         error = f"{type(exc).__name__}: {exc}"
     finally:
@@ -369,6 +351,7 @@ def run_case(
         faults=[f"{c.tool}:{c.fault}" for c in injector.calls if c.fault],
         error=error,
         replies=replies,
+        expected_intent=case.intent,
     )
 
 
@@ -419,12 +402,18 @@ def summarize(runs: Sequence[RunResult], trials: int) -> dict[str, Any]:
     for run in runs:
         by_case.setdefault(run.case, []).append(run.passed)
     latencies = sorted(ms for run in runs for ms in run.latencies_ms)
+    judged = [run for run in runs if run.expected_intent is not None]
     proposed = sum(run.proposed_calls for run in runs)
     intercepted = sum(run.intercepted_calls for run in runs)
     return {
         "runs": len(runs),
         "cases": len(by_case),
         "task_success": sum(run.passed for run in runs) / len(runs) if runs else 0.0,
+        "intent_accuracy": (
+            sum(run.intent == run.expected_intent for run in judged) / len(judged)
+            if judged
+            else 0.0
+        ),
         "pass_k": (sum(all(v) for v in by_case.values()) / len(by_case)) if by_case else 0.0,
         "k": trials,
         "duplicate_side_effects": sum(run.duplicates for run in runs),
@@ -461,10 +450,7 @@ def run_evaluation(
     runs: list[RunResult] = []
     server, url = start_weather_server()
     try:
-        with (
-            tempfile.TemporaryDirectory(prefix="reach-eval-") as tmp,
-            environment(**{WEATHER_URL_ENV: url}),
-        ):
+        with tempfile.TemporaryDirectory(prefix="reach-eval-") as tmp:
             for trial in range(trials):
                 for case in cases:
                     for agent in agents:
@@ -476,6 +462,7 @@ def run_evaluation(
                             trial=trial,
                             seed=seed,
                             workdir=Path(tmp),
+                            weather_url=url,
                         )
                         runs.append(run)
                         if progress is not None:

@@ -19,6 +19,7 @@ from eval.harness import Evaluation  # noqa: E402
 ROWS: tuple[tuple[str, str, str], ...] = (
     ("task_success", "task success rate", "pct"),
     ("pass_k", "pass^k", "pct"),
+    ("intent_accuracy", "intent accuracy (cases that state one)", "pct"),
     ("duplicate_side_effects", "duplicate side effects", "int"),
     ("invalid_calls_reaching_backend", "invalid calls reaching a backend", "int"),
     ("permission_violations", "permission violations", "int"),

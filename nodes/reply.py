@@ -8,6 +8,7 @@ arguments, rate limited) are worded here, once.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from typing import Any
 
@@ -19,6 +20,8 @@ from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.tasks import ScenarioSet
 from state import AgentState, Context, ToolResult
+
+_log = logging.getLogger(__name__)
 
 
 def make_reply_node(services: Services) -> Node:
@@ -65,6 +68,12 @@ def describe_result(
     describe = scenarios.describers.get(result.get("tool", ""))
     if describe is not None:
         own = replace(voice, prefer=scenarios.tool_scenario.get(result.get("tool", "")))
-        return describe(result, state, own)
+        try:
+            return describe(result, state, own)
+        except (KeyError, TypeError, ValueError):
+            # data not in the shape the describer knows (a backend renamed a field): the turn
+            # must still end with an answer, and the user must not be told a guess
+            _log.exception("describer of %s failed on its result", result.get("tool"))
+            return voice.say("handoff", task=task)
     # a tool with no wording of its own: never show its internal summary to the user
     return voice.say("done" if result.get("status") == "success" else "handoff", task=task)

@@ -25,7 +25,10 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from tools import tracing
+from tools.metrics import default_metrics
 from tools.pii import mask_pii
+from tools.settings import get_settings
 
 _log = logging.getLogger(__name__)
 
@@ -74,8 +77,6 @@ class AuditLog:
         masked.setdefault("ts", time.time())
         if masked["kind"] == "tool_call":
             # the span needs its parent node, which is open only now, on the caller's thread
-            from tools import tracing
-
             tracing.tool_span_from_record(masked)
         self._queue.put(masked)
 
@@ -254,20 +255,17 @@ def default_audit_path() -> Path:
     Touches no file (the writer thread creates the directory), so it is safe to call on an
     event loop.
     """
-    from tools.settings import get_settings
-
     settings = get_settings()
     return settings.audit_path or settings.data_dir / "audit.jsonl"
 
 
 def default_stream_sink() -> RedisStreamSink | None:
     """Return the Redis stream sink when Redis and the stream are configured."""
-    from tools.settings import get_settings
-
     settings = get_settings()
     if not settings.redis_url or not settings.trace_stream:
         return None
-    from redis import Redis
+    # redis-py costs a noticeable import; only deployments that configured it pay for it
+    from redis import Redis  # noqa: PLC0415 - optional, heavy: only with REDIS_URL set
 
     client = Redis.from_url(settings.redis_url, socket_timeout=2.0)
     return RedisStreamSink(client, settings.trace_stream, settings.trace_stream_maxlen)
@@ -275,8 +273,6 @@ def default_stream_sink() -> RedisStreamSink | None:
 
 def default_sinks() -> list[Sink]:
     """Return the sinks of a file-backed log: process metrics, and the stream if configured."""
-    from tools.metrics import default_metrics
-
     sinks: list[Sink] = [default_metrics().observe]
     stream = default_stream_sink()
     if stream is not None:

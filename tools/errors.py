@@ -47,6 +47,14 @@ class PermanentToolError(ToolError):
     error_type = "system"
 
 
+class SchemaDriftError(PermanentToolError):
+    """The backend answered, but not in the shape its card declares (a renamed field).
+
+    ``details`` holds ``{"reason": "schema_drift", "fields": [...]}``. For a side-effecting
+    tool the effect may have happened: the executor checks its status lookup.
+    """
+
+
 class HandoffRequired(ToolError):
     """This agent may not do it; another agent (``details["handoff"]``) must take over."""
 

@@ -48,7 +48,7 @@ from tenacity import (
 
 from tools.admission import Admission, LocalAdmission, Outcome
 from tools.audit import AuditLog
-from tools.errors import ToolError, TransientToolError
+from tools.errors import SchemaDriftError, ToolError, TransientToolError
 from tools.guards import CircuitBreaker, CircuitBreakers, CircuitOpenError, RateLimiter, TaskGuards
 from tools.limits import cut_marker, json_bytes, json_safe
 from tools.parsing import ArgumentParseError, argument_problem, parse_arguments
@@ -488,12 +488,19 @@ class ActionExecutor:
             )
         claim = admitted.claim
         if claim is not None and not claim.acquired and claim.record is not None:
+            held = claim.record.state == "pending" and not card.idempotent
+            if held and claim.record.fingerprint == prepared.fingerprint:
+                # another run is making this effect: wait for its outcome (or take it over)
+                claim = self.admission.await_claim(
+                    request_id, prepared.fingerprint, timeout_s=card.timeout_s
+                )
+        if claim is not None and not claim.acquired and claim.record is not None:
             replayed = self._replayed(prepared, claim.record)
             if replayed is not None:
                 return replayed
-            # pending: another run holds it, or a crash left it mid-call
+            # still pending: another run is mid-call, or a crash left it so
             if not card.idempotent:
-                return self._check_status(prepared, ctx, attempts=0)
+                return _in_flight(self._check_status(prepared, ctx, attempts=0))
         if admitted.cached is not None:
             result = {**admitted.cached, "request_id": request_id, "attempts": 0}
             result["flags"] = ["cached"]
@@ -524,13 +531,15 @@ class ActionExecutor:
             return result
 
         retrying = Retrying(
-            stop=stop_after_attempt(settings.max_attempts if card.idempotent else 1),
+            stop=stop_after_attempt(
+                settings.max_attempts if card.idempotent or card.status_lookup else 1
+            ),
             wait=wait_exponential_jitter(
                 multiplier=settings.backoff_initial_s,
                 max=settings.backoff_max_s,
                 jitter=settings.backoff_jitter_s,
             ),
-            retry=retry_if_exception(lambda exc: isinstance(exc, _SystemFailure) and exc.transient),
+            retry=retry_if_exception(lambda exc: self._may_retry(prepared, ctx, exc)),
             reraise=True,
             before_sleep=_log_retry,
         )
@@ -538,11 +547,36 @@ class ActionExecutor:
             result = retrying(attempt)
         except _SystemFailure as failure:
             result = failure.result
-            if result["status"] in ("timeout", "unknown") and not card.idempotent:
+            maybe_applied = isinstance(failure.__cause__, ConnectionError | SchemaDriftError)
+            if not card.idempotent and (
+                result["status"] in ("timeout", "unknown") or maybe_applied
+            ):
                 return self._check_status(prepared, ctx, attempts=attempts)
         except CircuitOpenError:
             return self._circuit_open(card, prepared.request_id, attempts=attempts)
         return {**result, "attempts": attempts}
+
+    def _may_retry(self, prepared: PreparedCall, ctx: ToolContext, exc: BaseException) -> bool:
+        """Retry a transient failure of an idempotent tool, or of a write that surely did not land.
+
+        A side-effecting call is repeated only when the backend refused it outright (a
+        ``TransientToolError`` such as a 503, which says nothing was done; not a timeout or a
+        dropped connection, whose request may still land) and the card's status lookup
+        confirms the effect is absent. A user expects a brief outage before the write to be
+        ridden out, not handed to a human.
+        """
+        if not isinstance(exc, _SystemFailure) or not exc.transient:
+            return False
+        card = prepared.card
+        if card.idempotent:
+            return True
+        if card.status_lookup is None or not isinstance(exc.__cause__, TransientToolError):
+            return False
+        try:
+            return card.status_lookup(prepared.args, ctx) is None
+        except Exception:  # the lookup failing leaves the outcome unknown: do not repeat
+            _log.exception("status lookup of %s failed", card.name)
+            return False
 
     def _attempt(self, prepared: PreparedCall, ctx: ToolContext) -> dict[str, Any]:
         """One call of the handler under the card's deadline; raise what the breaker counts."""
@@ -749,6 +783,19 @@ class ActionExecutor:
         )
 
 
+def _in_flight(result: dict[str, Any]) -> dict[str, Any]:
+    """Say a call another run still holds is being processed: never that nothing happened."""
+    if result["status"] != "unknown":
+        return result  # the status lookup found the outcome
+    check = f"check its status later with request id {result['request_id']}; do not repeat it"
+    return {
+        **result,
+        "message": f"{result['tool']} is still being processed by another run; {check}",
+        "data": {"in_flight": True, "request_id": result["request_id"]},
+        "flags": [*result.get("flags", []), "in_flight"],
+    }
+
+
 def _summary(card: ToolCard, data: Any) -> str:
     """Summarize a result; a summarizer choking on an unexpected shape leaves it empty."""
     if card.summarize is None or not isinstance(data, dict):
@@ -767,8 +814,28 @@ def _log_retry(state: RetryCallState) -> None:
 def _call_handler(card: ToolCard, args: Any, ctx: ToolContext) -> Any:
     result = card.handler(args, ctx)
     if inspect.isawaitable(result):
-        return asyncio.run(_await(result))
+        result = asyncio.run(_await(result))
+    _check_result(card, result)
     return result
+
+
+def _check_result(card: ToolCard, data: Any) -> None:
+    """Raise ``SchemaDriftError`` when ``data`` does not match the card's ``result_model``.
+
+    A backend that renamed a field would otherwise reach a describer or a model as if it
+    were the promised shape; as a ``system`` failure it is audited, counted by the breaker
+    and answered with the generic failure sentence.
+    """
+    if card.result_model is None:
+        return
+    try:
+        card.result_model.model_validate(data)
+    except ValidationError as exc:
+        fields = sorted(
+            {".".join(str(p) for p in err["loc"]) or "(result)" for err in exc.errors()}
+        )
+        msg = f"{card.name} answered in an unexpected shape: {', '.join(fields)}"
+        raise SchemaDriftError(msg, details={"reason": "schema_drift", "fields": fields}) from exc
 
 
 async def _await(awaitable: Any) -> Any:

@@ -44,6 +44,7 @@ circuit_breaker_state           per tool, 0 closed, 1 open, 2 half-open: the las
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections import OrderedDict, defaultdict, deque
@@ -53,7 +54,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -368,8 +369,6 @@ def default_metrics() -> Metrics:
 
 def render_latest(metrics: Metrics | None = None) -> bytes:
     """Return the Prometheus text exposition of ``metrics`` (the process's by default)."""
-    from prometheus_client import generate_latest
-
     return generate_latest((metrics or default_metrics()).registry)
 
 
@@ -400,8 +399,6 @@ class LogTail:
 
     def poll(self) -> int:
         """Read the complete lines appended since the last poll; return how many."""
-        import json
-
         with self._lock:
             if not self.path.exists():
                 return 0

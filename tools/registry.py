@@ -134,6 +134,9 @@ class ToolCard:
     """Still callable, but not offered to the model."""
     summarize: Callable[[dict[str, Any]], str] | None = None
     """One-line summary of a result for the model and the audit log."""
+    result_model: type[BaseModel] | None = None
+    """The shape a successful result must have; the executor turns a mismatch (a backend
+    renaming a field) into a ``schema_drift`` failure instead of letting it reach a reply."""
 
     def __post_init__(self) -> None:
         """Refuse vague names and unsafe combinations, as the design's naming rule asks."""
@@ -189,6 +192,7 @@ class ToolCard:
             "checks_owner": self.owner_of is not None,
             "requires": list(self.requires),
             "has_status_lookup": self.status_lookup is not None,
+            "checks_result": self.result_model is not None,
         }
 
 

@@ -46,6 +46,8 @@ from opentelemetry.trace import Span
 
 from tools import tracing
 from tools.audit import AuditLog, default_audit_path
+from tools.metrics import ROLLBACK_MARKERS
+from tools.settings import get_settings
 
 Clock = Callable[[], float]
 
@@ -418,8 +420,6 @@ def trace_callbacks(
     audit: AuditLog | Callable[[], AuditLog] | None = None,
 ) -> list[BaseCallbackHandler]:
     """Return the graph's default callbacks: a ``TraceRecorder``, unless ``REACH_TRACE=0``."""
-    from tools.settings import get_settings
-
     return [TraceRecorder(audit)] if get_settings().trace_enabled else []
 
 
@@ -441,8 +441,6 @@ def shape_of(value: Any, depth: int = 0) -> Any:
 
 def rolled_back(result: Mapping[str, Any]) -> bool:
     """Whether a result says an earlier effect was undone (compensated, released)."""
-    from tools.metrics import ROLLBACK_MARKERS
-
     data = result.get("data")
     if not isinstance(data, Mapping):
         return False

@@ -30,6 +30,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import Span, Status, StatusCode
 
+from tools.settings import get_settings
+
 _state_lock = threading.Lock()
 _provider: TracerProvider | None = None
 _configured = False
@@ -52,8 +54,6 @@ def configure(
         exporter: Use this exporter instead (tests, or another backend).
     """
     global _provider, _configured
-    from tools.settings import get_settings
-
     settings = get_settings()
     endpoint = endpoint if endpoint is not None else settings.otel_endpoint
     with _state_lock:
@@ -64,7 +64,10 @@ def configure(
         if exporter is None and not endpoint:
             return False
         if exporter is None:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+            # protobuf and the HTTP exporter load only when spans are really exported
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # noqa: PLC0415
+                OTLPSpanExporter,
+            )
 
             exporter = OTLPSpanExporter(endpoint=f"{str(endpoint).rstrip('/')}/v1/traces")
         resource = Resource.create({"service.name": service_name or settings.otel_service_name})

@@ -167,6 +167,47 @@ def book_appointment(args: BookingRequest, ctx: ToolContext) -> dict[str, Any]:
     return {"appointment_id": appointment_id, "slot_id": args.slot_id, **dict(row)}
 
 
+class FreeSlot(BaseModel):
+    """One free slot as the agent offers it."""
+
+    slot_id: str
+    slot_time: str
+    doctor: str
+
+
+class FreeSlotsResult(BaseModel):
+    """What ``list_free_slots`` answers; the confirmation question names the department."""
+
+    department: str
+    day: str
+    slots: list[FreeSlot]
+
+
+class BookingResult(BaseModel):
+    """What ``book_appointment`` (and its status lookup) answers; the notice names all of it."""
+
+    appointment_id: str
+    slot_id: str
+    slot_date: str
+    slot_time: str
+    doctor: str
+    department: str
+
+
+def booking_status(args: BookingRequest, ctx: ToolContext) -> dict[str, Any] | None:
+    """Find the booking a failed ``book_appointment`` may have made, or ``None``."""
+    row = ctx.database().query_one(
+        "SELECT a.appointment_id, a.slot_id, s.slot_date, s.slot_time, d.name AS doctor,"
+        " p.name_zh AS department FROM appointments a"
+        " JOIN appointment_slots s ON s.slot_id = a.slot_id"
+        " JOIN doctors d ON d.doctor_id = s.doctor_id"
+        " JOIN departments p ON p.dept_id = d.dept_id"
+        " WHERE a.slot_id = ? AND a.user_id = ?",
+        (args.slot_id, ctx.user_id),
+    )
+    return dict(row) if row is not None else None
+
+
 def notify_patient(args: NotificationRequest, ctx: ToolContext) -> dict[str, Any]:
     """Send the user a notification; only after a booking, never to reply in the chat."""
     try:
@@ -227,6 +268,7 @@ APPOINTMENT_TOOLS = (
         SlotQuery,
         idempotent=True,
         description="List a department's free slots on a day.",
+        result_model=FreeSlotsResult,
     ),
     _card(
         "hold_appointment_slot",
@@ -250,6 +292,8 @@ APPOINTMENT_TOOLS = (
         risk="high",
         requires=("hold_appointment_slot",),
         description="Book the slot this user holds.",
+        status_lookup=booking_status,
+        result_model=BookingResult,
     ),
     _card(
         "notify_patient",

@@ -87,6 +87,54 @@ def _load_order(
     return row
 
 
+class OrderStatusResult(BaseModel):
+    """What ``query_order_status`` promises; extra fields are tolerated, missing ones are not."""
+
+    order_id: str
+    status: str
+    eta_minutes: int | None = None
+    eta_date: str | None = None
+    item: str
+
+
+class RefundResult(BaseModel):
+    """What ``request_refund`` (and its status lookup) answers."""
+
+    order_id: str
+    refund_id: str
+    amount_cents: int
+    status: str
+    already_requested: bool
+
+
+class UrgeResult(BaseModel):
+    """What ``urge_delivery`` answers."""
+
+    order_id: str
+    status: str
+    eta_minutes: int | None = None
+    eta_date: str | None = None
+    urge_count: int
+
+
+class CancelResult(BaseModel):
+    """What ``cancel_order`` answers."""
+
+    order_id: str
+    item: str
+    amount_cents: int
+    previous_status: str | None
+    status: str
+
+
+class NotificationResult(BaseModel):
+    """What ``send_notification`` answers."""
+
+    order_id: str
+    channel: str
+    sent: bool
+
+
 def query_order_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
     """Look up an order's delivery status and estimated arrival."""
     order = _load_order(args, ctx)
@@ -266,6 +314,7 @@ SEND_NOTIFICATION = ToolCard(
     parameters=NotificationRequest,
     returns="sent, channel.",
     handler=send_notification,
+    result_model=NotificationResult,
     idempotent=False,
     permission="order:notify",
     domain="order",
@@ -286,6 +335,7 @@ ORDER_TOOLS = (
         returns="order_id, status (delivering, delivered, shipped, pending_payment, "
         "cancelled), eta_minutes or eta_date, item.",
         handler=query_order_status,
+        result_model=OrderStatusResult,
         idempotent=True,
         permission="order:read",
         domain="order",
@@ -304,6 +354,7 @@ ORDER_TOOLS = (
         parameters=RefundRequest,
         returns="refund_id, amount_cents, status (submitted), already_requested.",
         handler=request_refund,
+        result_model=RefundResult,
         idempotent=False,
         permission="order:refund",
         domain="order",
@@ -323,6 +374,7 @@ ORDER_TOOLS = (
         parameters=OrderRef,
         returns="order_id, status, eta_minutes or eta_date, urge_count.",
         handler=urge_delivery,
+        result_model=UrgeResult,
         idempotent=False,
         permission="order:urge",
         domain="order",
@@ -339,6 +391,7 @@ ORDER_TOOLS = (
         parameters=OrderRef,
         returns="order_id, item, amount_cents, previous_status, status (cancelled).",
         handler=cancel_order,
+        result_model=CancelResult,
         idempotent=False,
         permission="order:cancel",
         domain="order",

@@ -42,6 +42,7 @@ SCENARIO = Scenario(
     grants={"analyst": frozenset({"report:read", "report:export"})},
     cues={**understanding.CUES, **jobs.CUES},
     extract=extract,
+    support=understanding.support,
     wording={**WORDING, **jobs.WORDING},
     describe={**DESCRIBE, **jobs.DESCRIBE},
     seed=SEED,

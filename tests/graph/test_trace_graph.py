@@ -13,29 +13,41 @@ import pytest
 import typer
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
+from cli.metrics import make_server, stats
+from cli.trace import trace
 from graph.builder import build_graph
+from graph.http_app import app as http_app
+from nodes.services import Services
+from scenarios import SCENARIOS
 from tests.conftest import ALICE, fast_executor
 from tools import tracing
 from tools.audit import AuditLog, read_jsonl
-from tools.metrics import LogTail, Metrics, Tally
-from tools.trace_callbacks import TraceRecorder
+from tools.metrics import LogTail, Metrics, Tally, default_metrics
 
 VALID_ID = "110101199001011237"
 
 
 @pytest.fixture
 def traced(db, tmp_path: Path):
-    """A graph whose executor and trace recorder write one audit file, feeding metrics."""
+    """A graph whose executor and trace recorder write one audit file, feeding metrics.
+
+    ``build_graph`` attaches the recorder itself, writing into the executor's log; adding a
+    second one here would record every decision point twice.
+    """
     metrics = Metrics()
     audit = AuditLog(tmp_path / "audit.jsonl", sinks=[metrics.observe])
-    recorder = TraceRecorder(audit)
     app = build_graph(
         checkpointer=InMemorySaver(),
         database_factory=lambda: db,
         executor_factory=lambda registry: fast_executor(registry, audit=audit),
-    ).with_config(callbacks=[recorder])
+    )
     yield app, audit, metrics
     audit.close()
 
@@ -120,9 +132,6 @@ def test_identifiers_never_reach_the_trace(traced):
 
 
 def trace_cli() -> typer.Typer:
-    from cli.metrics import stats
-    from cli.trace import trace
-
     cli = typer.Typer()
     cli.command()(trace)
     cli.command()(stats)
@@ -164,8 +173,6 @@ def test_reach_stats_and_serve_metrics_read_the_log_across_processes(traced):
     assert "tool_call_success_rate" in result.output and "100.0%" in result.output
     assert "request_refund" in result.output and "query_order_status" in result.output
 
-    from cli.metrics import make_server
-
     tail = LogTail(audit.path)
     server = make_server("127.0.0.1", 0, tail)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -187,14 +194,9 @@ def test_reach_stats_and_serve_metrics_read_the_log_across_processes(traced):
 
 
 def test_http_app_serves_the_process_metrics():
-    from starlette.testclient import TestClient
-
-    from graph.http_app import app
-    from tools.metrics import default_metrics
-
     default_metrics().observe({"kind": "tool_call", "tool": "probe_tool", "status": "success",
                                "attempts": 1, "latency_ms": 1.0, "ts": 1.0})  # fmt: skip
-    with TestClient(app) as client:
+    with TestClient(http_app) as client:
         response = client.get("/metrics")
         assert response.status_code == 200
         assert 'tool_calls_total{status="success",tool="probe_tool"}' in response.text
@@ -212,11 +214,6 @@ class _Receiver(BaseHTTPRequestHandler):
     spans: list[Any] = []
 
     def do_POST(self) -> None:  # noqa: N802
-        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-            ExportTraceServiceRequest,
-            ExportTraceServiceResponse,
-        )
-
         body = self.rfile.read(int(self.headers["Content-Length"]))
         request = ExportTraceServiceRequest()
         request.ParseFromString(body)
@@ -292,20 +289,16 @@ def test_one_turn_exports_turn_node_and_tool_spans_with_parent_links(traced, otl
 
 
 def test_the_default_wiring_shares_the_executors_log(db):
-    """The line the lead adds to build_graph: the recorder writes into the executor's log."""
-    from nodes.services import Services
-    from tools.trace_callbacks import trace_callbacks
-
+    """``build_graph`` attaches the recorder, and it writes into the executor's log."""
     audit = AuditLog()
     services = Services(
+        scenarios=SCENARIOS,
         database_factory=lambda: db,
         executor_factory=lambda registry: fast_executor(registry, audit=audit),
     )
-    callbacks = trace_callbacks(lambda: services.executor.audit)
-    app = build_graph(checkpointer=InMemorySaver(), services=services).with_config(
-        callbacks=callbacks
-    )
+    app = build_graph(checkpointer=InMemorySaver(), services=services)
     turn(app, "OD-20240618-001 到哪了")
     audit.flush()
     kinds = [r["kind"] for r in audit.records]
     assert {"turn", "intent", "arguments", "tool_call", "execution", "answer"} <= set(kinds)
+    assert kinds.count("intent") == 1  # one recorder, not one per wiring

@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from prometheus_client.parser import text_string_to_metric_families
 
 from tools.audit import AuditLog, RedisStreamSink, read_stream
+from tools.guards import CircuitBreakers
 from tools.metrics import Metrics, Tally, percentile, render_latest
 from tools.trace_callbacks import TraceRecorder, rolled_back, shape_of
 
@@ -137,8 +138,6 @@ def test_prometheus_exposition_has_the_design_names_and_registries_are_isolated(
 
 
 def test_live_breakers_override_what_records_imply():
-    from tools.guards import CircuitBreakers
-
     breakers = CircuitBreakers(fail_max=1)
     breakers.get("weather").record_failure()
     metrics = Metrics()
