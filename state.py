@@ -531,6 +531,16 @@ class SuspendedTask(TypedDict):
     """What it was still waiting for."""
 
 
+class JobUpdate(TypedDict, total=False):
+    """A background job's end, as the run its completion starts receives it (no user words)."""
+
+    job_id: str
+    kind: str
+    state: str
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+
+
 class ConversationSummary(TypedDict):
     """What the state still says about turns moved out of it (see ``nodes.compact``)."""
 
@@ -586,6 +596,9 @@ class AgentState(TypedDict, total=False):
     answer: Any
     """A typed message read as the answer to ``awaiting`` (a chat front-end sends "确认" as a
     new message, not as a resume); the acting node uses it instead of pausing."""
+    job_event: JobUpdate | None
+    """Set only by the input of a run a finished job starts: the graph then just tells the
+    user (``nodes.job_update``) and leaves the current topic's state alone."""
     summary: ConversationSummary
     """A running summary of the turns no longer in ``messages``."""
 
@@ -609,6 +622,7 @@ __all__ = [
     "REFUSE_OVERSIZE",
     "AgentState",
     "Context",
+    "JobUpdate",
     "ConversationSummary",
     "NextStep",
     "PendingConfirmation",

@@ -18,6 +18,7 @@ from cli.metrics import serve_metrics, stats
 from cli.model import model_app, print_doctor
 from cli.render import show_update
 from cli.token import token
+from cli.tools_cmd import tools_app
 from cli.trace import trace
 from cli.weather_server import start_demo_weather_server
 from graph import time_travel
@@ -337,6 +338,7 @@ app.command()(stats)
 app.command("serve-metrics")(serve_metrics)
 app.command("eval")(eval_command)
 app.add_typer(model_app, name="model")
+app.add_typer(tools_app, name="tools")
 
 
 @app.command()

@@ -15,7 +15,10 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from rich.console import Console
 from rich.table import Table
 
+from nodes.services import Services
+from scenarios import SCENARIOS
 from tools.audit import default_audit_path, iter_jsonl
+from tools.lifecycle import coverage_lines, tool_coverage
 from tools.metrics import BREAKER_STATES, LogTail, Tally, percentile, render_latest
 from tools.settings import get_settings
 
@@ -142,3 +145,11 @@ def stats(
         console.print(f"no records in {path}")
     for table in stats_tables(tally):
         console.print(table)
+    for line in coverage_lines(tool_coverage(_offered_tools(), iter_jsonl(path))):
+        console.print(line)
+
+
+def _offered_tools() -> list[str]:
+    """Return the serving tools of the shipped scenarios, under the shared lifecycle state."""
+    settings = get_settings()
+    return Services(scenarios=SCENARIOS, settings=settings).tools.names()

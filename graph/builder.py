@@ -19,10 +19,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.checkpoint.compress import protect
+from graph.job_followup import ThreadActivity, follow_up_on_thread
 from nodes.clarify import make_clarify_node
+from nodes.common import Node
 from nodes.compact import with_compaction
 from nodes.handoff import make_handoff_node
 from nodes.intent import make_intent_node
+from nodes.job_update import make_job_update_node
 from nodes.propose import make_propose_node
 from nodes.reflect_refine import make_reflect_refine_node
 from nodes.reply import make_reply_node
@@ -32,6 +35,7 @@ from nodes.routing import (
     route_after_reflect,
     route_after_slots,
     route_after_tool,
+    route_start,
 )
 from nodes.services import Services
 from nodes.slot_filling import make_slot_filling_node
@@ -39,6 +43,7 @@ from nodes.tasks import Scenario
 from nodes.tool import make_tool_node
 from scenarios import SCENARIOS
 from state import AgentState, Context
+from tools.job_bodies import JOBS
 from tools.trace_callbacks import trace_callbacks
 from tools.transcript import TranscriptStore, open_transcript_store
 
@@ -76,13 +81,14 @@ def make_builder(
     builder.add_node("clarify", ends_turn(make_clarify_node(services)))
     builder.add_node("propose", make_propose_node(services))
     builder.add_node("tool", make_tool_node(services))
-    builder.add_node("reply", ends_turn(make_reply_node(services)))
-    builder.add_node("handoff", ends_turn(make_handoff_node(services)))
+    builder.add_node("reply", ends_turn(_ends_task(make_reply_node(services), services)))
+    builder.add_node("handoff", ends_turn(_ends_task(make_handoff_node(services), services)))
+    builder.add_node("job_update", make_job_update_node(services))
     for agent, factory in catalog.agents.items():
         builder.add_node(agent, factory(services))
         builder.add_edge(agent, "reply")
 
-    builder.add_edge(START, "intent")
+    builder.add_conditional_edges(START, route_start, ["job_update", "intent"])
     builder.add_conditional_edges(
         "intent",
         partial(route_after_intent, scenarios=catalog, threshold=services.confidence_threshold),
@@ -109,7 +115,28 @@ def make_builder(
     builder.add_edge("clarify", END)
     builder.add_edge("reply", END)
     builder.add_edge("handoff", END)
+    builder.add_edge("job_update", END)
     return builder
+
+
+def _ends_task(node: Node, services: Services) -> Node:
+    """Wrap a node that ends a task so the task's tool-version pins are dropped after it.
+
+    The executor pins each task to the version of a tool it first got (``registry.get(...,
+    task_id=...)``), so a version registered mid-task does not change its contract; once
+    the task is answered or handed over, the pins only hold an old version back.
+    """
+
+    def ended(state: AgentState, runtime: Any) -> dict[str, Any]:
+        out = node(state, runtime=runtime)
+        task_id = state.get("task_id")
+        if task_id:
+            services.tools.lifecycle.unpin(f"task:{task_id}")
+        return out
+
+    ended.__name__ = getattr(node, "__name__", "ended")
+    ended.__doc__ = node.__doc__
+    return ended
 
 
 def _route_after_slots(state: AgentState, *, services: Services) -> str:
@@ -175,7 +202,16 @@ def build_graph(
         )
     compiled = make_builder(services, transcript).compile(checkpointer=checkpointer, **options)
     # the four decision points of every task go to the audit log (``reach trace``)
-    return compiled.with_config(callbacks=trace_callbacks(lambda: services.executor.audit))
+    callbacks: list[Any] = list(trace_callbacks(lambda: services.executor.audit))
+    if checkpointer is not None:
+        # embedded: a job started from this graph reports back by a callback that runs a
+        # turn on its thread once it is idle (under ``langgraph dev``, ``runs.create`` does)
+        activity = ThreadActivity()
+        callbacks.append(activity)
+        traced = compiled.with_config(callbacks=callbacks)
+        JOBS.set_follow_up(services.database, follow_up_on_thread(traced, activity))
+        return traced
+    return compiled.with_config(callbacks=callbacks)
 
 
 graph = make_builder(Services(scenarios=SCENARIOS)).compile(name="agent")

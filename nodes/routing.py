@@ -21,6 +21,15 @@ MAX_TASK_STEPS = 25
 """A task that has taken this many node steps is handed over instead of looping on."""
 
 
+def route_start(state: AgentState) -> Literal["job_update", "intent"]:
+    """Send a run a finished job started to the job update; every user turn to intent.
+
+    Such a run's input is only ``job_event``: it must not be read as a user message, and
+    its answer must not touch the topic the user is on (intent, slots, task, awaiting).
+    """
+    return "job_update" if state.get("job_event") else "intent"
+
+
 def route_after_intent(
     state: AgentState, *, scenarios: ScenarioSet, threshold: float = 0.6
 ) -> Literal["reflect_refine", "slot_filling", "tool"] | str:

@@ -17,6 +17,7 @@ from tools.audit import AuditLog
 from tools.db import Database, data_dir
 from tools.executor import ActionExecutor, ExecutorSettings
 from tools.guards import CircuitBreakers, RateLimiter
+from tools.lifecycle import lifecycle_from_settings
 from tools.permissions import Permissions
 from tools.registry import ToolCard, ToolRegistry
 from tools.settings import Settings, get_settings
@@ -121,6 +122,7 @@ class Services:
     def registry_of(self, cards: Sequence[ToolCard]) -> ToolRegistry:
         """Build a registry of ``cards`` under the scenarios' grants."""
         registry = ToolRegistry(permissions=self.permissions)
+        registry.lifecycle = lifecycle_from_settings(self.settings)  # shared with `reach tools`
         for card in cards:
             registry.register(card)
         return registry

@@ -10,11 +10,29 @@ from nodes.tasks import Scenario
 from scenarios.appointment import SCENARIO as APPOINTMENT
 from scenarios.delivery import SCENARIO as DELIVERY
 from scenarios.flights import SCENARIO as FLIGHTS
+from scenarios.jobs import SCENARIO as JOBS
 from scenarios.sales import SCENARIO as SALES
 from scenarios.transfer import SCENARIO as TRANSFER
 from scenarios.weather import SCENARIO as WEATHER
 
-SCENARIOS: tuple[Scenario, ...] = (DELIVERY, WEATHER, FLIGHTS, TRANSFER, APPOINTMENT, SALES)
+SCENARIOS: tuple[Scenario, ...] = (
+    DELIVERY,
+    WEATHER,
+    FLIGHTS,
+    TRANSFER,
+    APPOINTMENT,
+    SALES,
+    JOBS,
+)
 """Every shipped scenario, in the order the "what can you do" question lists them."""
 
-__all__ = ["APPOINTMENT", "DELIVERY", "FLIGHTS", "SALES", "SCENARIOS", "TRANSFER", "WEATHER"]
+__all__ = [
+    "APPOINTMENT",
+    "DELIVERY",
+    "FLIGHTS",
+    "JOBS",
+    "SALES",
+    "SCENARIOS",
+    "TRANSFER",
+    "WEATHER",
+]

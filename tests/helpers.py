@@ -7,6 +7,7 @@ from pathlib import Path
 from nodes.services import Services, default_executor
 from scenarios import SCENARIOS
 from tools.db import Database
+from tools.lifecycle import ToolLifecycle
 from tools.registry import ToolRegistry
 from tools.settings import get_settings
 
@@ -18,14 +19,22 @@ def _services() -> Services:
 
 
 def default_registry() -> ToolRegistry:
-    """A fresh registry of the main agent's tools, under the shipped scenarios' grants."""
-    return _services().tools
+    """A fresh registry of the main agent's tools, under the shipped scenarios' grants.
+
+    Its lifecycle state (enabled, disabled, pins) is its own, in memory: ``Services`` shares
+    it in the data directory, where one test's ``disable`` would outlive the test.
+    """
+    registry = _services().tools
+    registry.lifecycle = ToolLifecycle()
+    return registry
 
 
 def finance_registry() -> ToolRegistry:
-    """A fresh registry of the finance agent's own tools."""
+    """A fresh registry of the finance agent's own tools (lifecycle in memory, as above)."""
     services = _services()
-    return services.registry_of(services.catalog.agent_cards["finance"])
+    registry = services.registry_of(services.catalog.agent_cards["finance"])
+    registry.lifecycle = ToolLifecycle()
+    return registry
 
 
 def open_database(path: Path | str) -> Database:

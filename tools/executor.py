@@ -302,9 +302,19 @@ class ActionExecutor:
     def _prepare(self, call: dict[str, Any], ctx: ToolContext) -> PreparedCall | dict[str, Any]:
         name = str(call.get("name", ""))
         raw = call.get("parameters")
-        card = self.registry.get(name)
+        card = self.registry.get(name, task_id=ctx.task_id or None)  # keeps the task's version
         provisional = request_id_for(ctx.session_id, ctx.task_id, name, _loose(raw))
         if card is None:
+            refusal = self.registry.unavailable(name)  # disabled, retired or past its sunset
+            if refusal is not None:
+                return envelope(
+                    tool=name,
+                    status="failed",
+                    error_type="not_found",
+                    message=refusal["message"],
+                    data={**refusal, "available": self.registry.names()},
+                    request_id=provisional,
+                )
             return self._not_found(name, provisional)
         try:
             arguments, repairs = parse_arguments(raw)

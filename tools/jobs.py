@@ -38,6 +38,7 @@ from redis.exceptions import WatchError
 
 from tools.errors import ToolError
 from tools.settings import Settings
+from tools.tokens import issue_token
 
 _log = logging.getLogger(__name__)
 
@@ -418,14 +419,21 @@ class JobRunner:
         max_workers: int = 2,
         notifiers: tuple[JobCallback, ...] = (),
         runner_id: str | None = None,
+        on_orphan: JobCallback | None = None,
     ) -> None:
-        """Bind the runner to a store and the resources job bodies need."""
+        """Bind the runner to a store and the resources job bodies need.
+
+        ``on_orphan(job)`` is called for a job that ends with no callback registered here:
+        one this runner resumed after the process that started it died, whose ``on_done``
+        died with it.
+        """
         self.store = store
         self.resources = resources
         self.clock = clock or SystemClock()
         self.lease_s = lease_s
         self.max_attempts = max_attempts
         self.notifiers = list(notifiers)
+        self.on_orphan = on_orphan
         self.runner_id = runner_id or f"runner-{uuid.uuid4().hex[:8]}"
         self.bodies: dict[str, JobBody] = {}
         self._callbacks: dict[str, list[JobCallback]] = {}
@@ -440,9 +448,17 @@ class JobRunner:
         options.setdefault("lease_s", settings.job_lease_s)
         options.setdefault("max_attempts", settings.job_max_attempts)
         if settings.langgraph_url and "notifiers" not in options:
+
+            def as_owner(job: Job) -> dict[str, str]:
+                # the run acts as the job's owner, on the owner's thread (auth-enabled server)
+                role = str(job.context.get("user_role") or "customer")
+                return {"x-api-key": issue_token(job.owner, role, 300, settings=settings)}
+
             options["notifiers"] = (
                 LangGraphRunNotifier(
-                    url=settings.langgraph_url, assistant_id=settings.langgraph_assistant_id
+                    url=settings.langgraph_url,
+                    assistant_id=settings.langgraph_assistant_id,
+                    headers_for=as_owner,
                 ),
             )
         return cls(job_store(settings), **options)
@@ -539,11 +555,16 @@ class JobRunner:
         return stop
 
     def wait(self, job_id: str, timeout_s: float | None = None) -> Job:
-        """Block until a job this runner started ends (tests, scripts); return it."""
+        """Block until a job ends (tests, scripts); return it.
+
+        For a job this runner started, that is once its callbacks and notifiers have run
+        (a completion callback's follow-up is done when this returns).
+        """
         with self._lock:
+            ran_here = job_id in self._events
             event = self._events.setdefault(job_id, threading.Event())
         job = self.store.get(job_id)
-        if job is None or not job.finished:
+        if ran_here or job is None or not job.finished:
             event.wait(timeout_s)
         final = self.store.get(job_id)
         if final is None:
@@ -631,6 +652,10 @@ class JobRunner:
         finally:
             with self._lock:
                 self._active.discard(job_id)
+                event = self._events.get(job_id)
+            final = self.store.get(job_id)
+            if event is not None and final is not None and final.finished:
+                event.set()  # e.g. another runner finished it: nothing more will come here
 
     def _run_attempts(self, job_id: str) -> None:
         while True:
@@ -667,6 +692,8 @@ class JobRunner:
         with self._lock:
             callbacks = self._callbacks.pop(job.job_id, [])
             event = self._events.get(job.job_id)
+        if not callbacks and self.on_orphan is not None:
+            callbacks = [self.on_orphan]
         for callback in [*callbacks, *self.notifiers]:
             try:
                 callback(job)

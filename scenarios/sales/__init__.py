@@ -1,12 +1,26 @@
-"""Read-only sales questions for staff: checked SQL on a read-only connection."""
+"""Sales for staff: read-only questions (checked SQL) and month exports as CSV jobs.
+
+The question task's cues and extractor are in ``understanding``; the export task's in
+``jobs``. They are merged here, and the extractor dispatches by intent.
+"""
 
 from __future__ import annotations
 
-from nodes.tasks import Scenario, TaskSpec
-from scenarios.sales import understanding
+from datetime import date
+
+from nodes.tasks import Scenario, SlotResult, TaskSpec
+from scenarios.sales import jobs, understanding
 from scenarios.sales.seed import SEED
 from scenarios.sales.tools import SALES_TOOLS
 from scenarios.sales.wording import DESCRIBE, WORDING
+
+
+def extract(text: str, intent: str, *, today: date) -> SlotResult:
+    """Extract with the export's extractor for its intent, else the questions'."""
+    if intent in jobs.CUES:
+        return jobs.extract_export(text, intent, today=today)
+    return understanding.extract(text, intent, today=today)
+
 
 SCENARIO = Scenario(
     name="sales",
@@ -17,13 +31,19 @@ SCENARIO = Scenario(
             required_slots=("question",),
             handoff_on_failure=False,
         ),
+        TaskSpec(
+            intent="EXPORT_SALES",
+            tool="export_sales_report",
+            required_slots=("month",),
+            handoff_on_failure=False,
+        ),
     ),
-    cards=SALES_TOOLS,
-    grants={"analyst": frozenset({"report:read"})},
-    cues=understanding.CUES,
-    extract=understanding.extract,
+    cards=(*SALES_TOOLS, *jobs.SALES_JOB_TOOLS),
+    grants={"analyst": frozenset({"report:read", "report:export"})},
+    cues={**understanding.CUES, **jobs.CUES},
+    extract=extract,
     support=understanding.support,
-    wording=WORDING,
-    describe=DESCRIBE,
+    wording={**WORDING, **jobs.WORDING},
+    describe={**DESCRIBE, **jobs.DESCRIBE},
     seed=SEED,
 )

@@ -36,6 +36,7 @@ def test_names_are_the_documented_ones():
         "transfer",
         "appointment",
         "sales",
+        "jobs",
     ]
 
 

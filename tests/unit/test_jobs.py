@@ -14,11 +14,12 @@ from scenarios.delivery.jobs import (
     send_bulk_notification,
 )
 from scenarios.delivery.tools import ORDER_TOOLS
+from scenarios.jobs.tools import job_status_card
 from scenarios.sales.jobs import export_sales_job, sales_job_tools
 from tools.db import Database
 from tools.errors import TransientToolError
 from tools.executor import ActionExecutor, Decision
-from tools.job_bodies import STARTED_MESSAGE, describe_job, job_status_card
+from tools.job_bodies import STARTED_MESSAGE, describe_job
 from tools.jobs import (
     Backoff,
     Job,

@@ -100,6 +100,9 @@ def test_model_view_is_openai_format_without_engineering_fields():
         "book_appointment",
         "notify_patient",
         "send_notification",
+        "send_bulk_notification",
+        "export_sales_report",
+        "query_job_status",
     }
     text = json.dumps(views)
     for secret in ("idempotent", "permission", "handler", "risk", "timeout", "order:refund"):
@@ -131,7 +134,8 @@ def test_selection_by_role_task_tools_and_limit():
     ]
     staff = [c.name for c in registry.select("agent")]
     assert "request_refund" not in staff and "query_order_status" in staff
-    assert [c.name for c in registry.select("analyst", domain="report")] == ["query_sales_report"]
+    reports = [c.name for c in registry.select("analyst", domain="report")]
+    assert reports == ["export_sales_report", "query_sales_report"]
     assert "query_sales_report" not in [c.name for c in registry.select("customer")]
     assert registry.select("guest") == []
     big = ToolRegistry(permissions=Permissions.merged({"customer": {"order:*"}}))
@@ -152,9 +156,9 @@ def test_runtime_enable_disable_deprecate_remove():
     registry.remove("urge_delivery", replaced_by="query_order_status")
     assert registry.was_removed("urge_delivery")
     assert registry.closest("urge_delivery") == "query_order_status"
-    registry.register(card(name="query_order_detail"))
+    registry.register(card(name="query_order_state"))
     registry.remove("query_order_status")
-    assert registry.closest("query_order_status") == "query_order_detail"
+    assert registry.closest("query_order_status") == "query_order_state"
     with pytest.raises(InvalidToolCardError):
         registry.register(dataclasses.replace(registry.get("request_refund")))
 
