@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 
 from nodes.common import (
     Node,
+    context_of,
     derive_task_id,
     latest_user_message,
     message_text,
@@ -54,7 +55,7 @@ def make_intent_node(services: Services) -> Node:
         """
         message = latest_user_message(state)
         text = message_text(message)
-        result = services.understand.classify(text)
+        result = services.understand_for(context_of(runtime).model).classify(text)
         awaiting = state.get("awaiting")
         if awaiting:
             answered = _answer_to_pending(services, state, runtime, awaiting, text, result)
@@ -125,8 +126,10 @@ def make_intent_node(services: Services) -> Node:
                 "confidence": result.confidence,
                 "evidence": list(result.evidence),
                 "continues_task": continues,
+                "source": result.source,
             },
             confidence=result.confidence,
+            error=result.error,
         )
         update["protocol"] = [user, note]
         return update

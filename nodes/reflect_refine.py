@@ -12,7 +12,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.common import Node, latest_user_message, message_text, protocol_message
+from nodes.common import Node, context_of, latest_user_message, message_text, protocol_message
 from nodes.services import Services
 from nodes.tasks import UNKNOWN
 from state import AgentState, Context, ToolResult
@@ -59,7 +59,7 @@ def _refine_intent(
 ) -> dict[str, Any]:
     text = message_text(latest_user_message(state))
     pending = state.get("intent")
-    refined = services.understand.reconsider(
+    refined = services.understand_for(context_of(runtime).model).reconsider(
         text,
         pending_intent=pending if state.get("missing_slots") else None,
         missing_slots=list(state.get("missing_slots") or []),
@@ -78,8 +78,10 @@ def _refine_intent(
             "evidence": list(refined.evidence),
             "candidates": list(refined.candidates),
             "decision": decision,
+            "source": refined.source,
         },
         confidence=refined.confidence,
+        error=refined.error,
     )
     update: dict[str, Any] = {
         "decision": decision,

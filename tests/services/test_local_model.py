@@ -12,7 +12,7 @@ from datetime import date
 import pytest
 
 from cli import model as local
-from eval.intent_accuracy import default_options, fixed_slice, load, measure
+from nodes.model_understanding import options_from_scenarios, fixed_slice, load, measure
 from nodes.model_understanding import ModelUnderstanding, make_chat_model
 from nodes.tasks import ScenarioSet
 from nodes.understanding import RuleBasedUnderstanding
@@ -57,7 +57,7 @@ def test_intent_accuracy_on_a_fixed_slice(server, monkeypatch):
     )
     understanding = ModelUnderstanding(
         llm,
-        default_options(),
+        options_from_scenarios(ScenarioSet(SCENARIOS)),
         RuleBasedUnderstanding(ScenarioSet(SCENARIOS)),
         today=lambda: date(2024, 6, 18),
     )
@@ -79,7 +79,7 @@ def test_no_invented_slot_reaches_the_result(server):
     )
     understanding = ModelUnderstanding(
         llm,
-        default_options(),
+        options_from_scenarios(ScenarioSet(SCENARIOS)),
         RuleBasedUnderstanding(ScenarioSet(SCENARIOS)),
         today=lambda: date(2024, 6, 18),
     )
