@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
 
 from nodes.model_tools import ParsedCall, call_with_repair
@@ -139,9 +141,6 @@ def plan_with_model(
         checked: argument names that must be evidenced (``evidence_names``).
         today: resolves relative dates in the evidence check.
     """
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-    from langgraph.errors import GraphBubbleUp
-
     by_name = {card.name: card for card in cards}
     known = {k: v for k, v in slots.items() if not str(k).endswith("_masked")}
     summary = TaskSummary(goal=task.intent, slots=known, pending=(f"call {task.tool}",))

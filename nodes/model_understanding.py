@@ -44,6 +44,11 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Literal
 
+from langchain_openai import ChatOpenAI
+from langgraph.errors import GraphBubbleUp
+from pydantic import SecretStr
+
+from cli.model import LOCAL_MODEL_NAME, local_base_url
 from nodes.tasks import ScenarioSet
 from nodes.understanding import IntentResult, SlotResult, Understanding, detect_language
 
@@ -244,13 +249,9 @@ def make_chat_model(
     logprobs: bool = True,
 ) -> Any:
     """A ``ChatOpenAI`` with every limit set (``max_tokens`` always: small models run on)."""
-    from langchain_openai import ChatOpenAI
-
     options: dict[str, Any] = {}
     if logprobs:
         options.update(logprobs=True, top_logprobs=3)
-    from pydantic import SecretStr
-
     return ChatOpenAI(
         model=model,
         base_url=base_url,
@@ -283,8 +284,6 @@ def chat_model_for(choice: str | None, settings: Any) -> Any | None:
         return None
     base_url = settings.base_url
     if name == "local":
-        from cli.model import LOCAL_MODEL_NAME, local_base_url
-
         name, base_url = LOCAL_MODEL_NAME, base_url or local_base_url(settings)
     key = settings.api_key.get_secret_value() if settings.api_key else None
     return make_chat_model(
@@ -489,8 +488,6 @@ class ModelUnderstanding:
         self, runnable: Any, messages: list[tuple[str, str]], step: str
     ) -> tuple[dict[str, Any], Any]:
         """Run one structured call; return (parsed, raw message) or raise ``ModelFailure``."""
-        from langgraph.errors import GraphBubbleUp
-
         try:
             out = runnable.invoke(messages)
         except GraphBubbleUp:

@@ -93,9 +93,7 @@ class Services:
     rules: Understanding | None = None
     """The rule-based recognizer every model falls back on; built from the scenarios."""
     _models: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
-    _understandings: dict[str, Understanding] = field(
-        default_factory=dict, init=False, repr=False
-    )
+    _understandings: dict[str, Understanding] = field(default_factory=dict, init=False, repr=False)
     _database: Database | None = field(default=None, init=False, repr=False)
     _executors: dict[str, ActionExecutor] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)

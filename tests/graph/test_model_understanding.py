@@ -5,10 +5,10 @@ from datetime import date
 
 import pytest
 from langchain_core.messages import HumanMessage
+from langchain_openai import ChatOpenAI
 
-from nodes.model_understanding import options_from_scenarios
 from nodes.model_tools import call_with_repair
-from nodes.model_understanding import ModelUnderstanding, make_chat_model
+from nodes.model_understanding import ModelUnderstanding, make_chat_model, options_from_scenarios
 from nodes.tasks import ScenarioSet
 from nodes.understanding import RuleBasedUnderstanding
 from scenarios import SCENARIOS
@@ -68,8 +68,6 @@ def test_logprob_of_the_label_sets_the_confidence(openai_server):
 
 
 def test_streaming_wire_format_is_understood(openai_server):
-    from langchain_openai import ChatOpenAI
-
     openai_server.push(Scripted(content="您好，订单正在配送中。"))
     llm = ChatOpenAI(
         model="fake-model", base_url=openai_server.base_url, api_key="x", streaming=True
@@ -226,8 +224,6 @@ def test_mixed_mode_asks_the_model_only_when_the_rules_are_unsure(openai_server)
 
 
 def test_streamed_tool_calls_are_reassembled(openai_server):
-    from langchain_openai import ChatOpenAI
-
     openai_server.push(
         Scripted(
             tool_calls=[

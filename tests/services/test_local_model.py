@@ -9,11 +9,19 @@ import statistics
 import time
 from datetime import date
 
+import httpx
 import pytest
 
 from cli import model as local
-from nodes.model_understanding import options_from_scenarios, fixed_slice, load, measure
-from nodes.model_understanding import ModelUnderstanding, make_chat_model
+from nodes.model_understanding import (
+    ModelUnderstanding,
+    fixed_slice,
+    load,
+    make_chat_model,
+    measure,
+    options_from_scenarios,
+)
+from nodes.prompt_budget import estimate_tokens
 from nodes.tasks import ScenarioSet
 from nodes.understanding import RuleBasedUnderstanding
 from scenarios import SCENARIOS
@@ -91,10 +99,6 @@ def test_no_invented_slot_reaches_the_result(server):
 
 
 def test_token_estimate_against_the_real_tokenizer(server):
-    import httpx
-
-    from nodes.prompt_budget import estimate_tokens
-
     info, _ = server
     root = info.base_url.removesuffix("/v1")
     samples = [row["text"] for row in load()[::7]]
