@@ -4,7 +4,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: install services demo chat test lint typecheck unit integration clean model test-model
+.PHONY: install services demo chat test check lint typecheck unit integration clean model test-model attack
 
 install:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -33,8 +33,14 @@ typecheck: install
 unit: install
 	$(UV) run pytest tests/unit
 
+# The fast tiers: no external process, well under a minute.
+check: install
+	$(UV) run ruff check .
+	$(UV) run mypy
+	$(UV) run pytest tests/unit tests/scenarios tests/graph -m "not services and not model and not attack"
+
 integration: install services
-	$(UV) run pytest tests/integration
+	$(UV) run pytest tests/services
 
 test: install services
 	$(UV) run ruff check .
@@ -48,6 +54,11 @@ model: install
 
 test-model: model
 	$(UV) run pytest -m model tests/services -v -s
+
+# The full attack corpus (a fast slice runs in `make test`), with a table of attempts and breaches.
+attack: install
+	$(UV) run pytest tests/attack -m attack -q
+	$(UV) run python -m tests.attack.report
 
 clean:
 	rm -rf .reach .pytest_cache .mypy_cache .ruff_cache

@@ -22,12 +22,26 @@ from langchain_core.messages import (
 )
 from langgraph.graph.message import add_messages
 from langgraph.types import Overwrite
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
+from tools.limits import clean_string, cut_marker, cut_string, json_bytes, json_safe
 from tools.pii import mask_pii
 
 MAX_PROTOCOL_BYTES = 5 * 1024
 """The design's ceiling for one protocol message, measured as UTF-8 JSON."""
+MAX_PROTOCOL_FIELD_BYTES = 512
+"""A field other than ``content`` (error, ids, a peer's extra field, one call's arguments)
+is cut to this when a message is over the limit."""
+REFUSE_OVERSIZE = {"oversize": "refuse"}
+"""Validation context that makes an oversized message raise instead of being cut (``fit``)."""
+_SHORT_FIELDS = ("error", "session_id", "task_id", "parent_task_id", "user_role")
 
 Role = Literal["user", "assistant", "tool", "system", "agent"]
 
@@ -48,6 +62,11 @@ class ProtocolToolCall(BaseModel):
     parameters: dict[str, Any] = Field(default_factory=dict)
     """Arguments as a JSON object."""
 
+    @field_validator("parameters", mode="before")
+    @classmethod
+    def _json_safe(cls, value: Any) -> Any:
+        return json_safe(value) if isinstance(value, dict) else value
+
 
 class PayloadStore(Protocol):
     """Somewhere to keep a payload too large for a protocol message."""
@@ -62,7 +81,11 @@ class ProtocolMessage(BaseModel):
 
     Unknown fields from a newer peer are kept and passed on (``extra="allow"``). Personal
     identifiers are masked on construction, so a full ID-card or phone number never reaches
-    a checkpoint, a log or another agent. A message over ``MAX_PROTOCOL_BYTES`` is refused.
+    a checkpoint, a log or another agent. Values are made JSON-safe (no NaN, sets, bytes or
+    lone surrogates). A message over ``MAX_PROTOCOL_BYTES`` is cut, never refused: a turn must
+    not crash because a user or a tool sent 20 KB. The cut keeps a prefix and a marker with
+    the original's size and SHA-256. ``fit`` stores the full payload by reference instead;
+    validating with ``context=REFUSE_OVERSIZE`` raises ``ProtocolMessageTooLarge``.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -94,7 +117,7 @@ class ProtocolMessage(BaseModel):
     @classmethod
     def _mask(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            return {key: mask_pii(value) for key, value in data.items()}
+            return {key: _clean_field(key, value) for key, value in data.items()}
         return data
 
     @field_validator("timestamp", mode="before")
@@ -113,14 +136,17 @@ class ProtocolMessage(BaseModel):
         return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
     @model_validator(mode="after")
-    def _within_size(self) -> ProtocolMessage:
+    def _within_size(self, info: ValidationInfo) -> ProtocolMessage:
         size = self.size_bytes()
-        if size > MAX_PROTOCOL_BYTES:
+        if size <= MAX_PROTOCOL_BYTES:
+            return self
+        if isinstance(info.context, dict) and info.context.get("oversize") == "refuse":
             msg = (
                 f"protocol message is {size} bytes; the limit is {MAX_PROTOCOL_BYTES}. "
                 "Send large payloads by reference (ProtocolMessage.fit with a payload store)."
             )
             raise ProtocolMessageTooLarge(msg)
+        _shrink(self)
         return self
 
     def size_bytes(self) -> int:
@@ -139,11 +165,11 @@ class ProtocolMessage(BaseModel):
         fetching it.
         """
         try:
-            return cls(**fields)
+            return cls.model_validate(fields, context=REFUSE_OVERSIZE)
         except ValueError as exc:
             if not _caused_by_size(exc):
                 raise
-        content = mask_pii(fields.get("content", ""))
+        content = mask_pii(json_safe(fields.get("content", "")))
         raw = json.dumps(content, ensure_ascii=False).encode("utf-8")
         preview = raw[:200].decode("utf-8", errors="ignore")
         fields["content"] = {
@@ -152,7 +178,7 @@ class ProtocolMessage(BaseModel):
             "sha256": hashlib.sha256(raw).hexdigest(),
             "preview": preview,
         }
-        return cls(**fields)
+        return cls(**fields)  # anything else still too large is cut
 
     # ---- LangChain and OpenAI interop -------------------------------------------------
 
@@ -284,6 +310,91 @@ def _maybe_json(text: str) -> str | dict[str, Any]:
     return parsed if isinstance(parsed, dict) else text
 
 
+def _clean_field(key: str, value: Any) -> Any:
+    """Make a value JSON-safe and masked; ``tool_calls`` items are cleaned by their model."""
+    if key in ("role", "confidence", "retry_count", "timestamp", "tool_calls"):
+        return mask_pii(value) if key == "tool_calls" else value
+    return mask_pii(json_safe(value))
+
+
+def _shrink(message: ProtocolMessage) -> None:
+    """Cut ``message`` in place until it fits ``MAX_PROTOCOL_BYTES``; never raise.
+
+    ``content`` is cut first. If the other fields alone are too large, each is cut to
+    ``MAX_PROTOCOL_FIELD_BYTES`` (a call's arguments become a marker); if that is still not
+    enough, the extra fields and the calls that do not fit are replaced by a marker.
+    """
+    reserve = 400  # room for the content marker
+    if _size_without_content(message) + reserve > MAX_PROTOCOL_BYTES:
+        _cut_fields(message)
+    if _size_without_content(message) + reserve > MAX_PROTOCOL_BYTES:
+        _drop_fields(message)
+    budget = MAX_PROTOCOL_BYTES - _size_without_content(message)
+    if isinstance(message.content, str):
+        message.content = cut_string(message.content, max(budget, 2))
+    else:
+        message.content = cut_marker(message.content)
+    if message.size_bytes() > MAX_PROTOCOL_BYTES:  # only pathological shapes get here
+        message.content = ""
+        message.tool_calls = []
+        message.__pydantic_extra__ = {"$cut_fields": True}
+
+
+def _size_without_content(message: ProtocolMessage) -> int:
+    content = message.content
+    message.content = ""
+    try:
+        return message.size_bytes()
+    finally:
+        message.content = content
+
+
+def _cut_fields(message: ProtocolMessage) -> None:
+    limit = MAX_PROTOCOL_FIELD_BYTES
+    for name in _SHORT_FIELDS:
+        value = getattr(message, name)
+        if isinstance(value, str):
+            setattr(message, name, cut_string(value, limit))
+    extra = message.__pydantic_extra__ or {}
+    for key, value in list(extra.items()):
+        if isinstance(value, str):
+            extra[key] = cut_string(value, limit)
+        elif json_bytes(value) > limit:
+            extra[key] = cut_marker(value)
+    for call in message.tool_calls:
+        if json_bytes(call.parameters) > limit:
+            call.parameters = cut_marker(call.parameters)
+        call.name = cut_string(call.name, 128)
+        if call.id is not None:
+            call.id = cut_string(call.id, 128)
+        call_extra = call.__pydantic_extra__ or {}
+        for key in [k for k, v in call_extra.items() if json_bytes(v) > limit]:
+            call_extra[key] = cut_marker(call_extra[key])
+
+
+def _drop_fields(message: ProtocolMessage) -> None:
+    extra = message.__pydantic_extra__ or {}
+    if extra:
+        names = [clean_string(name, 64) for name in list(extra)[:20]]
+        message.__pydantic_extra__ = {"$cut_fields": names}
+    kept: list[ProtocolToolCall] = []
+    budget = MAX_PROTOCOL_BYTES - 600
+    used = _size_without_content(message) - json_bytes(
+        [call.model_dump(mode="json") for call in message.tool_calls]
+    )
+    for call in message.tool_calls:
+        size = json_bytes(call.model_dump(mode="json")) + 1
+        if used + size > budget:
+            break
+        kept.append(call)
+        used += size
+    if len(kept) < len(message.tool_calls):
+        if message.__pydantic_extra__ is None:
+            message.__pydantic_extra__ = {}
+        message.__pydantic_extra__["$cut_tool_calls"] = len(message.tool_calls) - len(kept)
+        message.tool_calls = kept
+
+
 def _caused_by_size(exc: ValueError) -> bool:
     if isinstance(exc, ProtocolMessageTooLarge):
         return True
@@ -304,7 +415,8 @@ def append_protocol(
     """Append protocol messages, validating each so masking and size limits always hold.
 
     Messages are stored as JSON-ready dicts: every checkpointer and the LangGraph API can
-    serialize them, and a newer peer's unknown fields survive the round trip.
+    serialize them, and a newer peer's unknown fields survive the round trip. An oversized
+    message is cut on validation, so this reducer never raises on size.
     """
     items = right if isinstance(right, list) else [right] if right is not None else []
     validated = [
@@ -337,8 +449,9 @@ def add_steps(left: int | None, right: int | None) -> int:
     return (left or 0) + (right or 0)
 
 
-NextStep = Literal["continue", "clarify", "retry", "handoff", "revise", "confirm"]
-"""What the graph does next; routers read it (``confirm``: on to the pending action)."""
+NextStep = Literal["continue", "clarify", "retry", "handoff", "revise", "confirm", "answered"]
+"""What the graph does next; routers read it (``confirm``: on to the pending action;
+``answered``: the turn is already answered)."""
 
 
 class ToolCall(TypedDict):
@@ -467,6 +580,8 @@ class Context:
 
 __all__ = [
     "MAX_PROTOCOL_BYTES",
+    "MAX_PROTOCOL_FIELD_BYTES",
+    "REFUSE_OVERSIZE",
     "AgentState",
     "Context",
     "NextStep",

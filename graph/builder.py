@@ -61,7 +61,7 @@ def make_builder(services: Services) -> StateGraph[AgentState, Context, Any, Any
     builder.add_conditional_edges(
         "intent",
         partial(route_after_intent, scenarios=catalog, threshold=services.confidence_threshold),
-        ["reflect_refine", "slot_filling", "tool", *agents],
+        ["reflect_refine", "slot_filling", "tool", END, *agents],
     )
     builder.add_conditional_edges(
         "reflect_refine",

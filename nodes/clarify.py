@@ -40,8 +40,8 @@ def clarifying_question(state: AgentState, scenarios: ScenarioSet) -> str:
     missing, ``slot.<slot>`` labels for several, and every task's label when the request
     itself is unclear, so the question always offers all the agent can do.
     """
-    voice = Voice(scenarios, state.get("language", "zh"))
     intent = state.get("intent", "")
+    voice = Voice(scenarios, state.get("language", "zh"), scenarios.scenario_of.get(intent))
     task = scenarios.task(intent)
     missing = list(state.get("missing_slots") or [])
     if task is None or (state.get("decision") == "clarify" and not missing):

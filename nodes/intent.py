@@ -24,6 +24,7 @@ from nodes.services import Services
 from nodes.tasks import UNKNOWN
 from nodes.understanding import IntentResult
 from state import AgentState, Context, Overwrite, PendingConfirmation, SuspendedTask
+from tools.limits import too_long, too_long_reply
 
 MAX_SUSPENDED = 3
 _RESUME = re.compile(r"继续|接着|回到刚才|刚才那个|go back|continue|resume", re.IGNORECASE)
@@ -56,6 +57,8 @@ def make_intent_node(services: Services) -> Node:
         message = latest_user_message(state)
         text = message_text(message)
         result = services.understand_for(context_of(runtime).model).classify(text)
+        if too_long(text):  # answered, not understood: the thread goes on
+            return _too_long(state, runtime, text, result.language)
         awaiting = state.get("awaiting")
         if awaiting:
             answered = _answer_to_pending(services, state, runtime, awaiting, text, result)
@@ -135,6 +138,22 @@ def make_intent_node(services: Services) -> Node:
         return update
 
     return intent
+
+
+def _too_long(
+    state: AgentState, runtime: Runtime[Context], text: str, language: str | None
+) -> dict[str, Any]:
+    """Say the message is too long, in the user's language; nothing else changes."""
+    language = language or state.get("language") or "zh"
+    reply = too_long_reply(language)
+    user = protocol_message(state, runtime, role="user", content=text, confidence=1.0)
+    answer = protocol_message(state, runtime, role="assistant", content=reply)
+    return {
+        "messages": [AIMessage(content=reply)],
+        "protocol": [user, answer],
+        "decision": "answered",
+        "step_count": 1,
+    }
 
 
 def _answer_to_pending(

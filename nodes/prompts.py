@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from nodes.tasks import ScenarioSet, Wording
+from nodes.tasks import Scenario, ScenarioSet, Wording
 
 GENERIC: Wording = {
     "ask_intent": {
@@ -89,10 +89,12 @@ class Voice:
     """Where scenario sentences and intent labels come from."""
     language: str = "zh"
     """``zh`` or ``en``; a missing translation falls back to Chinese."""
+    prefer: Scenario | None = None
+    """The scenario whose wording wins when two define the same key."""
 
     def text(self, key: str) -> str | None:
         """Return the unfilled sentence ``key``, or ``None`` when nothing defines it."""
-        found = self.scenarios.wording(key, self.language)
+        found = self.scenarios.wording(key, self.language, prefer=self.prefer)
         if found is not None:
             return found
         generic = GENERIC.get(key)

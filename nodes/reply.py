@@ -8,6 +8,7 @@ arguments, rate limited) are worded here, once.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -88,6 +89,7 @@ def describe_result(
         return voice.say("invalid_request", reason=fields)
     describe = scenarios.describers.get(result.get("tool", ""))
     if describe is not None:
-        return describe(result, state, voice)
+        own = replace(voice, prefer=scenarios.tool_scenario.get(result.get("tool", "")))
+        return describe(result, state, own)
     # a tool with no wording of its own: never show its internal summary to the user
     return voice.say("done" if result.get("status") == "success" else "handoff", task=task)

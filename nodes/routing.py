@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from langgraph.graph import END
+
 from nodes.tasks import ScenarioSet
 from state import AgentState
 
@@ -29,6 +31,8 @@ def route_after_intent(
     awaiting = state.get("awaiting")
     if state.get("decision") == "confirm" and awaiting:
         return awaiting["node"]
+    if state.get("decision") == "answered":
+        return END
     if state.get("confidence", 0.0) < threshold or scenarios.task(state.get("intent")) is None:
         return "reflect_refine"
     return "slot_filling"

@@ -166,6 +166,7 @@ class ScenarioSet:
         self.tasks: dict[str, TaskSpec] = {}
         self.scenario_of: dict[str, Scenario] = {}
         self.describers: dict[str, Describer] = {}
+        self.tool_scenario: dict[str, Scenario] = {}
         self.agents: dict[str, AgentFactory] = {}
         self.agent_cards: dict[str, tuple[ToolCard, ...]] = {}
         names: set[str] = set()
@@ -178,6 +179,7 @@ class ScenarioSet:
             for tool, describer in scenario.describe.items():
                 _unique(self.describers, tool, "describer for tool")
                 self.describers[tool] = describer
+                self.tool_scenario[tool] = scenario
             for agent, factory in scenario.agents.items():
                 _unique(self.agents, agent, "agent")
                 self.agents[agent] = factory
@@ -208,9 +210,16 @@ class ScenarioSet:
         """Return intent → cues, for every intent."""
         return {intent: s.cues.get(intent, ()) for intent, s in self.scenario_of.items()}
 
-    def wording(self, key: str, language: str) -> str | None:
-        """Return a scenario sentence, or ``None`` when no scenario has ``key``."""
-        for scenario in self.scenarios:
+    def wording(
+        self, key: str, language: str, *, prefer: Scenario | None = None
+    ) -> str | None:
+        """Return a scenario sentence, or ``None`` when no scenario has ``key``.
+
+        ``prefer`` is looked in first: two scenarios may both ask for a ``city``, each in
+        its own words.
+        """
+        order = (prefer, *self.scenarios) if prefer is not None else self.scenarios
+        for scenario in order:
             text = scenario.wording.get(key)
             if text is not None:
                 return text.get(language) or text.get("zh")

@@ -31,7 +31,7 @@ import inspect
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -50,7 +50,8 @@ from tools.admission import Admission, LocalAdmission, Outcome
 from tools.audit import AuditLog
 from tools.errors import ToolError, TransientToolError
 from tools.guards import CircuitBreaker, CircuitBreakers, CircuitOpenError, RateLimiter, TaskGuards
-from tools.parsing import ArgumentParseError, parse_arguments
+from tools.limits import cut_marker, json_bytes, json_safe
+from tools.parsing import ArgumentParseError, argument_problem, parse_arguments
 from tools.pii import mask_pii
 from tools.registry import ToolCard, ToolContext, ToolRegistry
 from tools.stores import (
@@ -60,7 +61,8 @@ from tools.stores import (
     MemoryResultCache,
     ResultCache,
 )
-from tools.untrusted import find_injections
+from tools.types import non_finite_paths
+from tools.untrusted import defang_value, find_injections
 
 Status = Literal["success", "failed", "timeout", "rejected", "pending", "unknown"]
 ErrorType = Literal[
@@ -75,17 +77,27 @@ ErrorType = Literal[
 DecisionKind = Literal["approve", "reject", "edit"]
 
 _log = logging.getLogger(__name__)
+MAX_TOOL_NAME_CHARS = 128
+"""Longest tool name looked up; longer ones are refused before any lookup."""
+MAX_AUDIT_ARGUMENT_BYTES = 4096
+"""Arguments larger than this are audited as a marker (size and SHA-256 of the masked form)."""
 
 
 def canonical(parameters: dict[str, Any]) -> str:
-    """Serialize arguments the same way whatever their key order."""
-    return json.dumps(parameters, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """Serialize arguments the same way whatever their key order.
+
+    Values that are not JSON (only bad input has them) are written as their ``repr``, so a
+    provisional request id can always be derived.
+    """
+    return json.dumps(
+        parameters, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr
+    )
 
 
 def request_id_for(session_id: str, task_id: str, tool: str, parameters: dict[str, Any]) -> str:
     """Derive the call's request id from what it does, so a re-run yields the same id."""
     raw = f"{session_id}|{task_id}|{tool}|{canonical(parameters)}"
-    return f"req_{hashlib.sha256(raw.encode()).hexdigest()[:24]}"
+    return f"req_{hashlib.sha256(raw.encode('utf-8', 'surrogatepass')).hexdigest()[:24]}"
 
 
 def fingerprint_for(tool: str, parameters: dict[str, Any]) -> str:
@@ -114,7 +126,7 @@ def envelope(
         "status": status,
         "error_type": error_type,
         "message": message,
-        "data": mask_pii(data),
+        "data": mask_pii(json_safe(data)),
         "summary": mask_pii(summary),
         "request_id": request_id,
         "duplicated": duplicated,
@@ -252,6 +264,8 @@ class ActionExecutor:
         self, calls: Sequence[dict[str, Any]], ctx: ToolContext
     ) -> list[dict[str, Any]]:
         """Run independent calls concurrently; results keep the calls' order."""
+        if isinstance(calls, Mapping | str | bytes) or not isinstance(calls, Sequence):
+            calls = [calls]  # type: ignore[list-item]  # one bad call still gets an envelope
         if len(calls) <= 1:
             return [self.execute(call, ctx) for call in calls]
         with ThreadPoolExecutor(max_workers=min(16, len(calls))) as pool:
@@ -267,11 +281,17 @@ class ActionExecutor:
         """Steps 1–4 and the idempotency lookup. Return a prepared call or an envelope.
 
         An envelope here is final (refused, or answered from a stored result) and audited.
+        Any call shape is accepted here: a call that is not an object, a name that is not a
+        string, arguments that are not JSON or are nested too deep all get a ``validation``
+        envelope (and an audit record) instead of an exception.
         """
         started = time.perf_counter()
+        shaped = _call_shape(call, ctx)
+        if not isinstance(shaped, tuple):
+            return self._finish(ctx, "", _loose_view(call), shaped, started)
+        call, name = shaped
         prepared = self._prepare(call, ctx)
         if isinstance(prepared, dict):
-            name = str(call.get("name", ""))
             return self._finish(ctx, name, call.get("parameters"), prepared, started)
         return prepared
 
@@ -284,6 +304,9 @@ class ActionExecutor:
             return self._not_found(name, provisional)
         try:
             arguments, repairs = parse_arguments(raw)
+            problem = argument_problem(arguments)
+            if problem is not None:
+                raise ArgumentParseError(_short(raw), problem)
         except ArgumentParseError as exc:
             return envelope(
                 tool=name,
@@ -296,6 +319,18 @@ class ActionExecutor:
                 },
                 request_id=provisional,
             )
+        bools = _bools_for_numbers(card.parameters, arguments)
+        if bools:
+            errors = [{"field": field, "reason": "a boolean is not a number"} for field in bools]
+            return envelope(
+                tool=name,
+                status="failed",
+                error_type="validation",
+                message="invalid arguments: "
+                + "; ".join(f"{e['field']}: {e['reason']}" for e in errors),
+                data={"errors": errors},
+                request_id=provisional,
+            )
         try:
             args = card.parameters.model_validate(arguments)
         except ValidationError as exc:
@@ -305,6 +340,15 @@ class ActionExecutor:
                 error_type="validation",
                 message=_validation_message(exc),
                 data={"errors": _validation_errors(exc)},
+                request_id=provisional,
+            )
+        except (TypeError, ValueError, RecursionError) as exc:  # a validator choking on input
+            return envelope(
+                tool=name,
+                status="failed",
+                error_type="validation",
+                message=f"invalid arguments: {type(exc).__name__}: {str(exc)[:200]}",
+                data={"errors": [{"field": "(arguments)", "reason": str(exc)[:200]}]},
                 request_id=provisional,
             )
         validated = args.model_dump(mode="json")
@@ -527,8 +571,22 @@ class ActionExecutor:
             _log.exception("tool %s raised unexpectedly", card.name)
             result = self._system_failure(card, request_id, exc, transient=False)
             raise _SystemFailure(result, transient=False) from exc
-        summary = card.summarize(data) if card.summarize and isinstance(data, dict) else ""
         flags = [f"untrusted_instruction:{path}" for path in find_injections(data)]
+        non_finite = non_finite_paths(data)
+        if non_finite and card.idempotent:
+            # A backend answering NaN or infinity is broken; its number must not reach a reply.
+            result = envelope(
+                tool=card.name,
+                status="failed",
+                error_type="system",
+                message=f"{card.name} returned a non-finite number at {', '.join(non_finite[:5])}",
+                request_id=request_id,
+                flags=[f"non_finite:{path}" for path in non_finite[:20]],
+            )
+            raise _SystemFailure(result, transient=False)
+        flags += [f"non_finite:{path}" for path in non_finite[:20]]
+        data = defang_value(json_safe(data))  # tool text is data: no links, images or HTML
+        summary = _summary(card, data)
         return envelope(
             tool=card.name,
             status="success",
@@ -617,25 +675,30 @@ class ActionExecutor:
         started: float,
     ) -> dict[str, Any]:
         result = {**result, "latency_ms": round((time.perf_counter() - started) * 1000, 3)}
+        arguments = mask_pii(json_safe(arguments))
+        if json_bytes(arguments) > MAX_AUDIT_ARGUMENT_BYTES:
+            arguments = cut_marker(arguments)
         self.audit.write(
-            {
-                "ts": time.time(),
-                "session_id": ctx.session_id,
-                "task_id": ctx.task_id,
-                "user_id": ctx.user_id,
-                "user_role": ctx.user_role,
-                "tool": name,
-                "arguments": arguments,
-                "status": result["status"],
-                "error_type": result["error_type"],
-                "message": result.get("message"),
-                "summary": result.get("summary", ""),
-                "latency_ms": result["latency_ms"],
-                "attempts": result["attempts"],
-                "request_id": result["request_id"],
-                "duplicated": result["duplicated"],
-                "flags": result.get("flags", []),
-            }
+            json_safe(  # bad input must not be able to break the audit writer
+                {
+                    "ts": time.time(),
+                    "session_id": ctx.session_id,
+                    "task_id": ctx.task_id,
+                    "user_id": ctx.user_id,
+                    "user_role": ctx.user_role,
+                    "tool": name,
+                    "arguments": arguments,
+                    "status": result["status"],
+                    "error_type": result["error_type"],
+                    "message": result.get("message"),
+                    "summary": result.get("summary", ""),
+                    "latency_ms": result["latency_ms"],
+                    "attempts": result["attempts"],
+                    "request_id": result["request_id"],
+                    "duplicated": result["duplicated"],
+                    "flags": result.get("flags", []),
+                }
+            )
         )
         return result
 
@@ -676,6 +739,17 @@ class ActionExecutor:
         )
 
 
+def _summary(card: ToolCard, data: Any) -> str:
+    """Summarize a result; a summarizer choking on an unexpected shape leaves it empty."""
+    if card.summarize is None or not isinstance(data, dict):
+        return ""
+    try:
+        return str(card.summarize(data))
+    except Exception:  # the backend's data is not what the card expects: still only data
+        _log.exception("summary of %s failed", card.name)
+        return ""
+
+
 def _log_retry(state: RetryCallState) -> None:
     _log.info("retrying %s after a transient failure (attempt %d)", state.fn, state.attempt_number)
 
@@ -693,9 +767,80 @@ async def _await(awaitable: Any) -> Any:
 
 def _loose(raw: Any) -> dict[str, Any]:
     try:
-        return parse_arguments(raw)[0]
+        parsed = parse_arguments(raw)[0]
     except ArgumentParseError:
-        return {"__unparsed__": str(raw)}
+        return {"__unparsed__": _short(raw)}
+    if argument_problem(parsed) is not None:
+        return {"__unparsed__": _short(raw)}
+    return parsed
+
+
+def _short(value: Any, limit: int = 2000) -> str:
+    """Return a bounded text form of any value (a repr that raises is bad input too)."""
+    if isinstance(value, str):
+        return value[:limit]
+    try:
+        return repr(value)[:limit]
+    except Exception:  # noqa: BLE001
+        return f"<{type(value).__name__}>"
+
+
+def _loose_view(call: Any) -> Any:
+    """Return what of a malformed call can be audited."""
+    if isinstance(call, Mapping):
+        return json_safe(dict(call))
+    return _short(call, 500)
+
+
+def _call_shape(call: Any, ctx: ToolContext) -> tuple[dict[str, Any], str] | dict[str, Any]:
+    """Return ``(call, name)`` for a well-shaped call, or the validation envelope."""
+    reason: str | None = None
+    if isinstance(call, str):
+        try:
+            call, _ = parse_arguments(call)
+        except ArgumentParseError as exc:
+            reason = f"a tool call must be a JSON object ({exc.reason})"
+    if reason is None and not isinstance(call, Mapping):
+        kind = type(call).__name__
+        reason = f"a tool call must be an object with name and parameters, not {kind}"
+    name: Any = call.get("name", "") if reason is None else ""
+    if reason is None and not isinstance(name, str):
+        reason = f"the tool name must be a string, not {type(name).__name__}"
+    if reason is None and len(name) > MAX_TOOL_NAME_CHARS:
+        reason = f"the tool name is longer than {MAX_TOOL_NAME_CHARS} characters"
+    if reason is None:
+        return dict(call), name
+    provisional = request_id_for(ctx.session_id, ctx.task_id, "", {"__unparsed__": _short(call)})
+    return envelope(
+        tool="",
+        status="failed",
+        error_type="validation",
+        message=reason,
+        data={"errors": [{"field": "(call)", "reason": reason}]},
+        request_id=provisional,
+    )
+
+
+def _bools_for_numbers(model: type[BaseModel], arguments: dict[str, Any]) -> list[str]:
+    """Return the fields declared as numbers to which the caller gave a bool.
+
+    Pydantic accepts ``true`` for an ``int`` field in lax mode; ``true`` is never an amount
+    of money or a count, so it is refused here for every tool, whatever its model says.
+    """
+    found = []
+    for field_name, info in model.model_fields.items():
+        keys = [field_name, *([info.alias] if info.alias else [])]
+        value = next((arguments[key] for key in keys if key in arguments), None)
+        if isinstance(value, bool) and _is_numeric(info.annotation):
+            found.append(field_name)
+    return found
+
+
+def _is_numeric(annotation: Any) -> bool:
+    if annotation in (int, float):
+        return True
+    args = getattr(annotation, "__args__", ())
+    return bool(args) and any(arg in (int, float) for arg in args) and bool not in args
 
 
 def _validation_errors(exc: ValidationError) -> list[dict[str, str]]:

@@ -1,48 +1,289 @@
-"""Mask personal identifiers before anything is persisted, logged or shown to a model.
+"""The one detector of personal identifiers and secrets, and the maskers built on it.
 
-The design forbids full ID-card numbers and phone numbers in protocol messages. Masking is
-applied recursively to strings inside dicts and lists, so a tool result or a model argument
-cannot smuggle one through a nested field.
+Extraction (the transfer PIN), protocol-message masking and checkpoint masking all use
+``find_pii``, so a spelling one of them knows can never slip past another. Detection runs on
+a normalized view of the text (NFKC, so full-width digits and letters become ASCII; zero-width
+characters removed; keywords matched case-insensitively) while every finding keeps its span in
+the *original* text: masking then replaces exactly what the user typed, and the checkpoint
+masker can keep the byte length that msgpack framing needs.
+
+Found: 18-digit resident ID numbers (GB 11643; any separators, any digit width), Luhn-valid
+bank-card numbers, mainland mobile numbers, and secrets announced by a keyword (PINs,
+passwords, passcodes, verification codes) in Chinese or English, in either order
+("密码是123456", "Passcode is 123456", "123456 is my PIN").
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Literal
 
-# 18-digit PRC resident ID: 6-digit region, 8-digit birth date, 3-digit sequence, check char.
-_ID_CARD = re.compile(r"(?<![0-9A-Za-z])(\d{6})\d{8}(\d{3}[0-9Xx])(?![0-9A-Za-z])")
-# Mainland mobile numbers, optionally with +86 / 86 prefix.
-_PHONE = re.compile(r"(?<!\d)((?:\+?86[- ]?)?1[3-9]\d)\d{4}(\d{4})(?!\d)")
-# Secrets typed after a keyword: payment PINs, passwords, verification codes.
-_SECRET = re.compile(
-    r"((?:密码|支付密码|验证码|PIN|pin|passcode|password)\s*(?:是|为|:|：|is)?\s*)(\d{4,8})"
+Kind = Literal["id_card", "bank_card", "phone", "secret"]
+
+ZERO_WIDTH = frozenset(
+    "\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u180e\u034f"
 )
-# Payment card numbers: 13-19 digits, possibly grouped, masked only when Luhn-valid.
-_CARD = re.compile(r"(?<![\d*])(\d{4})(?:[ -]?\d){5,11}([ -]?\d{4})(?![\d*])")
+"""Invisible characters an attacker can put between digits or inside a keyword."""
+
+_SEP = r"[ \t\-]?"
+"""At most one separator between two digits: a space, a tab or a dash."""
+_LEFT = r"(?<![0-9A-Za-z*+])(?<![0-9A-Za-z][\-_./])(?<![0-9][ \t])"
+"""Not inside a longer run: no digit or letter just before, nor a dash-joined word (UUIDs)."""
+_RIGHT = r"(?![0-9A-Za-z*])(?![\-_./][0-9A-Za-z])(?![ \t][0-9])"
+# 18-digit resident ID: region (6), birth date (8, checked below), sequence (3), check char.
+_ID = re.compile(rf"{_LEFT}\d(?:{_SEP}\d){{16}}{_SEP}[\dXx]{_RIGHT}", re.ASCII)
+# Payment cards: 13-19 digits, possibly grouped; masked only when the Luhn digit holds.
+_CARD = re.compile(rf"{_LEFT}\d(?:{_SEP}\d){{12,18}}{_RIGHT}", re.ASCII)
+# Mainland mobile numbers, optionally with a +86 / 86 prefix, optionally grouped.
+_PHONE = re.compile(rf"{_LEFT}(?:\+?86{_SEP})?1[3-9]\d(?:{_SEP}\d){{8}}{_RIGHT}", re.ASCII)
+
+_KEYWORDS = (
+    r"支付密码|交易密码|取款密码|银行卡密码|登录密码|登陆密码|密码|验证码|校验码|动态码|口令"
+    r"|payment\s*pin|pin\s*code|pincode|pin\s*number|pin\s*no|pin"
+    r"|pass\s*code|password|passwd|pwd|pass\s*word"
+    r"|verification\s*code|security\s*code|one[\s-]*time\s*code|otp|cvv|cvc"
+)
+_KEYWORD = rf"(?<![a-z])(?:{_KEYWORDS})(?![a-z])"
+_CONNECT_STRICT = r"(?:码|号)?[\s:=#\-]*(?:(?:is|was|是|为)[\s:=#\-]*)?"
+"""Between a keyword and its digits, as the transfer extractor accepts them."""
+_DIGITS = r"(\d(?: ?\d){3,31})(?! ?\d)(?![a-z])"
+_GAP = r"(?:[^\d\n\x00-\x1f\udc80-\udcff]{0,24}?(?<![a-z]))?"
+"""Keyword to digits: nothing, or a few characters not ending in a letter (so the digits of
+a token such as ``pii:3f2a1234`` are never taken for a secret); never a control or framing
+byte, so two msgpack strings cannot join into one match."""
+_PIN_STRICT = re.compile(rf"{_KEYWORD}{_CONNECT_STRICT}(\d{{6}})(?!\d)", re.IGNORECASE | re.ASCII)
+# For masking, be generous: up to 24 non-digit characters between keyword and digits
+# ("支付密码我告诉你吧 123456", "password for my account: 1234"), or digits then keyword.
+_SECRET_AFTER = re.compile(rf"{_KEYWORD}{_GAP}{_DIGITS}", re.IGNORECASE | re.ASCII)
+_SECRET_BEFORE = re.compile(
+    rf"(?<![0-9a-z])(?<!\d )(\d(?: ?\d){{3,31}})\s*(?:is|was|是|为|就是)?\s*(?:my|the|我的|我)?\s*"
+    rf"(?:{_KEYWORDS})(?![a-z])",
+    re.IGNORECASE | re.ASCII,
+)
+_PIN_WORDS = re.compile(r"pin|pass|pwd|密码|口令", re.IGNORECASE | re.ASCII)
+_ANY_DIGIT = re.compile(r"\d")
+_RUN = re.compile(r"\d(?:[ \t\-]?\d){10,}", re.ASCII)
+"""A run of 11 or more digits: the only places an ID, a card or a phone number can be."""
+_STEMS = tuple("pin pass pwd code otp cvv cvc 密码 验证码 校验码 动态码 口令".split())
+"""Substrings every secret keyword contains; the secret patterns run only around them."""
+_MAX_WINDOWS = 64
+"""More keyword or digit spans than this: one pass over the whole text is cheaper."""
 
 
-def mask_text(text: str) -> str:
-    """Return ``text`` with ID-card, phone and card numbers masked.
+@dataclass(frozen=True)
+class Finding:
+    """One identifier or secret, located in the original text."""
+
+    kind: Kind
+    """What it is."""
+    start: int
+    """Index of its first character in the original text."""
+    end: int
+    """Index after its last character in the original text."""
+    digits: str
+    """Its characters normalized and without separators (``110101199001011237``)."""
+    keyword: str = ""
+    """For a secret: the keyword that announced it (normalized, lower case)."""
+
+
+_CHANGED_BY_NFKC = (
+    "\u00a0\u00b2\u00b3\u00b9\u00bc-\u00be\u2000-\u200a\u2024\u2070-\u209f\u2100-\u218f"
+    "\u2460-\u24ff\u2776-\u2793\u3000\u3200-\u33ff\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f"
+    "\uff00-\uffef\U0001d400-\U0001d7ff\U0001f100-\U0001f1ff"
+)
+_SUSPECT = re.compile(f"[{_CHANGED_BY_NFKC}{''.join(sorted(ZERO_WIDTH))}]")
+"""Characters NFKC maps to ASCII digits, letters, spaces or punctuation (full-width forms,
+circled and mathematical digits, odd spaces), and invisible ones. Only these are rewritten,
+so normalizing a long checkpoint blob costs a regex scan, not a loop over every character."""
+
+
+class _Normalized:
+    """A normalized copy of a text, with a map from each of its characters to the original."""
+
+    def __init__(self, text: str) -> None:
+        self.origin: list[int] | None = None
+        if text.isascii() or not _SUSPECT.search(text):
+            self.text = text  # nothing to normalize: spans map one to one
+            return
+        chars: list[str] = []
+        origin: list[int] = []
+        cursor = 0
+        for match in _SUSPECT.finditer(text):
+            index = match.start()
+            chars.append(text[cursor:index])
+            origin.extend(range(cursor, index))
+            char = text[index]
+            if char not in ZERO_WIDTH:
+                folded = unicodedata.normalize("NFKC", char)
+                folded = "".join(piece for piece in folded if piece not in ZERO_WIDTH)
+                chars.append(folded)
+                origin.extend([index] * len(folded))
+            cursor = index + 1
+        chars.append(text[cursor:])
+        origin.extend(range(cursor, len(text)))
+        self.text = "".join(chars)
+        self.origin = origin
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Map a span of the normalized text back to the original."""
+        if self.origin is None:
+            return start, end
+        return self.origin[start], self.origin[end - 1] + 1
+
+
+def normalize(text: str) -> str:
+    """Return ``text`` in the form the detectors see: NFKC, zero-width characters removed."""
+    return _Normalized(text).text
+
+
+def find_pii(text: str, kinds: frozenset[Kind] | None = None) -> list[Finding]:
+    """Return every identifier and secret in ``text``, in order, without overlaps.
+
+    ``kinds`` restricts what is looked for; IDs win over cards, cards over phones, and those
+    over keyword-announced secrets when two findings overlap.
+    """
+    if not text or not _ANY_DIGIT.search(text):
+        return []
+    norm = _Normalized(text)
+    wanted = kinds or frozenset(("id_card", "bank_card", "phone", "secret"))
+    found: list[Finding] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(kind: Kind, start: int, end: int, keyword: str = "") -> None:
+        if any(start < t_end and t_start < end for t_start, t_end in taken):
+            return
+        digits = re.sub(r"[^0-9Xx]", "", norm.text[start:end]).upper()
+        o_start, o_end = norm.span(start, end)
+        taken.append((start, end))
+        found.append(Finding(kind, o_start, o_end, digits, keyword))
+
+    text_n = norm.text
+    runs = [(m.start(), m.end()) for m in _RUN.finditer(text_n)]
+    if "id_card" in wanted:
+        for match in _scan(_ID, text_n, runs, 4, 4):
+            digits = re.sub(r"[^0-9Xx]", "", match.group(0))
+            if _plausible_birth_date(digits[6:14]):
+                add("id_card", match.start(), match.end())
+    if "bank_card" in wanted:
+        for match in _scan(_CARD, text_n, runs, 4, 4):
+            digits = re.sub(r"\D", "", match.group(0))
+            if 13 <= len(digits) <= 19 and luhn_ok(digits):
+                add("bank_card", match.start(), match.end())
+    if "phone" in wanted:
+        for match in _scan(_PHONE, text_n, runs, 4, 4):
+            add("phone", match.start(), match.end())
+    if "secret" in wanted:
+        stems = _stem_spans(text_n)
+        for match in _scan(_SECRET_AFTER, text_n, stems, 24, 100):
+            keyword = match.group(0)[: match.start(1) - match.start()].strip().lower()
+            add("secret", match.start(1), match.end(1), keyword)
+        for match in _scan(_SECRET_BEFORE, text_n, stems, 100, 24):
+            keyword = match.group(0)[match.end(1) - match.start() :].strip().lower()
+            add("secret", match.start(1), match.end(1), keyword)
+    return sorted(found, key=lambda finding: finding.start)
+
+
+def _scan(
+    pattern: re.Pattern[str], text: str, spans: list[tuple[int, int]], before: int, after: int
+) -> list[re.Match[str]]:
+    """Run ``pattern`` only in windows around ``spans`` (merged), so long texts stay cheap.
+
+    Lookbehinds still see the text before a window (``finditer``'s ``pos`` does not hide it).
+    """
+    if len(spans) > _MAX_WINDOWS:  # windows would cost more than one pass over the text
+        return list(pattern.finditer(text))
+    matches: list[re.Match[str]] = []
+    seen: set[tuple[int, int]] = set()
+    windows: list[list[int]] = []
+    for start, end in spans:
+        low, high = max(0, start - before), min(len(text), end + after)
+        if windows and low <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], high)
+        else:
+            windows.append([low, high])
+    for low, high in windows:
+        for match in pattern.finditer(text, low, high):
+            if match.span() not in seen:
+                seen.add(match.span())
+                matches.append(match)
+    return matches
+
+
+def _stem_spans(text: str) -> list[tuple[int, int]]:
+    """Where a secret keyword may be: cheap substring search on the lower-cased text."""
+    lowered = text.lower() if len(text.lower()) == len(text) else text
+    spans: list[tuple[int, int]] = []
+    for stem in _STEMS:
+        index = lowered.find(stem)
+        while index != -1:
+            spans.append((index, index + len(stem)))
+            index = lowered.find(stem, index + 1)
+    return sorted(spans)
+
+
+def find_pin(text: str, length: int = 6) -> str | None:
+    """Return the payment PIN the user typed after a keyword, as ASCII digits, or ``None``.
+
+    Accepts what the masker masks ("Passcode is 123456", "Pin: 123456", "支付密码：１２３４５６",
+    "PIN\u200b123456"), but only a keyword-announced group of exactly ``length`` digits, so an
+    order number is never taken for a PIN.
+    """
+    norm = normalize(text)
+    match = _PIN_STRICT.search(norm)
+    if match and _PIN_WORDS.search(match.group(0)):
+        return match.group(1)
+    for finding in find_pii(text, frozenset(("secret",))):
+        if len(finding.digits) == length and _PIN_WORDS.search(finding.keyword):
+            return finding.digits
+    return None
+
+
+def mask_text(text: str, kinds: frozenset[Kind] | None = None) -> str:
+    """Return ``text`` with identifiers and secrets masked.
 
     The ID card keeps its first six and last four characters (``110101********1234``), the
-    phone its first three and last four (``138****8000``), so support staff can still tell
-    which one the user meant without the full number being stored.
+    phone its first three and last four (``138****8000``), a card its first and last four, so
+    support staff can still tell which one the user meant; a secret keeps nothing.
     """
-    text = _ID_CARD.sub(lambda m: f"{m.group(1)}{'*' * 8}{m.group(2)[-4:]}", text)
-    text = _PHONE.sub(lambda m: f"{m.group(1)}****{m.group(2)}", text)
-    text = _SECRET.sub(lambda m: m.group(1) + "*" * len(m.group(2)), text)
-    return _CARD.sub(_mask_card, text)
+    findings = find_pii(text, kinds)
+    if not findings:
+        return text
+    out: list[str] = []
+    cursor = 0
+    for finding in findings:
+        out.append(text[cursor : finding.start])
+        out.append(_shown(finding))
+        cursor = finding.end
+    out.append(text[cursor:])
+    return "".join(out)
 
 
-def _mask_card(match: re.Match[str]) -> str:
-    digits = re.sub(r"\D", "", match.group(0))
-    if not 13 <= len(digits) <= 19 or not _luhn_ok(digits):
-        return match.group(0)
-    return f"{digits[:4]}{'*' * (len(digits) - 8)}{digits[-4:]}"
+def _shown(finding: Finding) -> str:
+    digits = finding.digits
+    if finding.kind == "id_card":
+        return f"{digits[:6]}{'*' * 8}{digits[-4:]}"
+    if finding.kind == "bank_card":
+        return f"{digits[:4]}{'*' * (len(digits) - 8)}{digits[-4:]}"
+    if finding.kind == "phone":
+        prefix = f"+{digits[:-11]} " if len(digits) > 11 else ""
+        return f"{prefix}{digits[-11:-8]}****{digits[-4:]}"
+    return "*" * len(digits)
 
 
-def _luhn_ok(digits: str) -> bool:
+def kept_positions(finding: Finding) -> tuple[int, int]:
+    """Return how many leading and trailing digits a masked ``finding`` still shows."""
+    if finding.kind == "id_card":
+        return 6, 4
+    if finding.kind == "bank_card":
+        return 4, 4
+    if finding.kind == "phone":
+        return len(finding.digits) - 8, 4
+    return 0, 0
+
+
+def luhn_ok(digits: str) -> bool:
     """Check the Luhn digit, so long timestamps and ids are not mistaken for cards."""
     total = 0
     for index, char in enumerate(reversed(digits)):
@@ -53,17 +294,53 @@ def _luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
+def _plausible_birth_date(text: str) -> bool:
+    if len(text) != 8 or not text.isdigit():
+        return False
+    year, month, day = int(text[:4]), int(text[4:6]), int(text[6:])
+    return 1900 <= year <= 2099 and 1 <= month <= 12 and 1 <= day <= 31
+
+
 def mask_pii(value: Any) -> Any:
-    """Mask identifiers in ``value`` and in every string nested inside it."""
+    """Mask identifiers in ``value`` and in every string nested inside it (keys included)."""
     if isinstance(value, str):
         return mask_text(value)
     if isinstance(value, dict):
-        return {key: mask_pii(item) for key, item in value.items()}
+        return {
+            (mask_text(key) if isinstance(key, str) else key): mask_pii(item)
+            for key, item in value.items()
+        }
     if isinstance(value, list | tuple):
         return [mask_pii(item) for item in value]
     return value
 
 
+def contains_pii(value: Any, kinds: frozenset[Kind] | None = None) -> bool:
+    """Tell whether ``value`` or any string nested in it holds an identifier or secret."""
+    if isinstance(value, str):
+        return bool(find_pii(value, kinds))
+    if isinstance(value, dict):
+        return any(contains_pii(k, kinds) or contains_pii(v, kinds) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(contains_pii(item, kinds) for item in value)
+    return False
+
+
 def looks_like_phone(text: str) -> bool:
     """Tell whether ``text`` is exactly a mainland mobile number."""
-    return bool(re.fullmatch(r"1[3-9]\d{9}", text))
+    return bool(re.fullmatch(r"1[3-9]\d{9}", normalize(text)))
+
+
+__all__ = [
+    "ZERO_WIDTH",
+    "Finding",
+    "Kind",
+    "contains_pii",
+    "find_pii",
+    "find_pin",
+    "kept_positions",
+    "luhn_ok",
+    "mask_pii",
+    "mask_text",
+    "normalize",
+]

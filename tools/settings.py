@@ -103,6 +103,8 @@ class Settings(BaseSettings):
     """Port ``reach serve-metrics`` listens on."""
 
     # ---- hardening (issue 12) ------------------------------------------------------------
+    vault_secret: SecretStr | None = Field(None, alias="REACH_VAULT_SECRET")
+    """Key of the identity vault's tokens; ``None`` creates ``data_dir/vault.key`` (0600)."""
 
     # ---- scale (issue 13) ----------------------------------------------------------------
 

@@ -1,34 +1,87 @@
 """Tool output is data. Text in it that reads like an instruction is flagged, never obeyed.
 
 Replies are built from fields, not from free text, and the model view wraps tool results as
-data; this module finds the instruction-like text so the audit can show the attempt.
+data; this module finds the instruction-like text so the audit can show the attempt, and
+``defang`` makes tool text inert before anyone can render it.
+
+Flagging runs on a normalized copy (NFKC, so full-width letters become ASCII; zero-width and
+other invisible characters removed; case-folded; whitespace collapsed), so "ＩＧＮＯＲＥ",
+"ig\u200bnore" and "SYSTEM:" are the same to it as "ignore" and "system:".
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
-_PATTERNS = [
-    r"ignore (all |any )?(previous|prior|above) (instructions|messages|rules)",
-    r"disregard (all |the )?(previous|prior|above|system)",
-    r"you are now",
-    r"new instructions?:",
-    r"system prompt",
-    r"(call|use|invoke) the \w+ tool",
-    r"忽略(之前|以上|前面)的?(所有)?(指令|规则|提示)",
-    r"你现在是",
-    r"新的指令",
-    r"(立即|马上)(调用|执行)",
+from tools.pii import ZERO_WIDTH
+
+_EN = [
+    r"\b(?:ignore|disregard|forget|override|skip|bypass)\b.{0,30}?\b(?:previous|prior|above|"
+    r"earlier|preceding|system|original|all|any|your|those|these)\b.{0,30}?\b(?:instructions?|"
+    r"messages?|rules?|prompts?|directions?|guidelines?|context|policy|policies|constraints?)\b",
+    r"\bignore (?:the |all |everything )?(?:previous|above|prior)\b",
+    r"\byou are now\b",
+    r"\bfrom now on,? you\b",
+    r"\b(?:act|behave) as (?:an? )?(?:admin|administrator|root|developer|system|dan)\b",
+    r"\bpretend (?:to be|you are)\b",
+    r"\bnew (?:instructions?|rules?|task)\s*:",
+    r"\bsystem prompt\b",
+    r"\b(?:developer|god|admin|jailbreak) mode\b",
+    r"\b(?:reveal|print|show|repeat|leak) (?:me )?(?:your|the) (?:system )?"
+    r"(?:prompt|instructions)\b",
+    r"\b(?:call|use|invoke|run|execute) (?:the )?\w+ (?:tool|function)\b",
+    r"\b(?:transfer|send|wire) (?:all |the )?(?:money|funds|balance)\b",
+    r"(?:^|\n)\s*(?:system|assistant|developer|tool)\s*:",
+    r"<\|?\s*(?:system|assistant|developer|im_start|im_end|endoftext)\s*\|?>",
+    r"</?\s*(?:system|instructions?|assistant|developer)\s*>",
+    r"\[/?(?:inst|system|sys)\]",
+    r"<<\s*sys\s*>>",
+    r"(?:^|\n)\s*#{1,6}\s*(?:system|instructions?)\b",
+    r"\bimportant\s*:\s*(?:the )?(?:assistant|ai|agent|model)\b",
 ]
-_INJECTION = re.compile("|".join(_PATTERNS), re.IGNORECASE)
+_ZH = [
+    r"(?:请)?(?:忽略|无视|忘记|忘掉|不要理会|跳过)(?:掉)?(?:你)?(?:之前|以上|上面|前面|先前|上述|此前|所有|全部|原来|原有|系统)"
+    r".{0,6}?(?:指令|规则|提示|说明|命令|要求|设定|内容|限制)",
+    r"你现在(?:是|扮演|作为|变成)",
+    r"从现在(?:开始|起)[,，]?你",
+    r"(?:扮演|假装)(?:一个|成)?(?:管理员|系统|开发者|客服主管)",
+    r"新的?(?:指令|规则|任务)\s*[:：]",
+    r"系统(?:提示|指令|消息)",
+    r"(?:立即|马上|现在)(?:调用|执行|转账|退款|打款)",
+    r"以(?:管理员|系统|开发者)(?:身份|权限)",
+    r"(?:^|\n)\s*(?:系统|助手|开发者)\s*[:：]",
+    r"(?:把|将)(?:所有|全部)?(?:余额|钱|资金)(?:都)?(?:转|打)(?:到|给)",
+]
+_INJECTION = re.compile("|".join([*_EN, *_ZH]), re.IGNORECASE | re.DOTALL)
+
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc"})
+
+
+def normalize_for_matching(text: str) -> str:
+    """Return the form flagging looks at: NFKC, invisible characters removed, case-folded."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(
+        char
+        for char in text
+        if char not in ZERO_WIDTH
+        and (char in "\n\t" or unicodedata.category(char) not in _INVISIBLE_CATEGORIES)
+    )
+    text = text.casefold()
+    return re.sub(r"[ \t\u00a0\u3000]+", " ", text)
+
+
+def looks_like_instruction(text: str) -> bool:
+    """Tell whether ``text`` reads like an instruction to the agent (zh or en)."""
+    return bool(_INJECTION.search(normalize_for_matching(text[:20_000])))
 
 
 def find_injections(value: Any, path: str = "") -> list[str]:
     """Return the paths of strings in ``value`` that look like instructions to the agent."""
     found: list[str] = []
     if isinstance(value, str):
-        if _INJECTION.search(value):
+        if looks_like_instruction(value):
             found.append(path or "(value)")
     elif isinstance(value, dict):
         for key, item in value.items():
@@ -37,3 +90,60 @@ def find_injections(value: Any, path: str = "") -> list[str]:
         for index, item in enumerate(value):
             found.extend(find_injections(item, f"{path}[{index}]"))
     return found
+
+
+_IMAGE = re.compile(r"!\[([^\]\n]{0,200})\]\([^)\n]{0,2000}\)")
+_LINK = re.compile(r"\[([^\]\n]{0,200})\]\(\s*([^)\s]{0,2000})[^)\n]{0,200}\)")
+_REF_DEF = re.compile(r"(?m)^\s{0,3}\[([^\]\n]{1,100})\]:\s*\S+.*$")
+_URL = re.compile(
+    r"\b(?:(?:https?|ftp|file|javascript|data|vbscript|mailto|tel|sms)\s*:\s*/{0,2}|www\.)"
+    r"[^\s<>\"'()\[\]]*",
+    re.IGNORECASE,
+)
+_ANGLE = re.compile(r"[<>]")
+
+
+def defang(text: str) -> str:
+    """Return ``text`` that no renderer turns into a link, an image, HTML or a role tag.
+
+    Images become ``[image removed: alt]``; links keep their text and show the target
+    defanged (``hxxps://evil[.]com/x``); bare URLs and ``www.`` hosts are defanged the same
+    way; angle brackets become full-width, so ``<img>`` or ``<|system|>`` stay plain text.
+    Invisible characters are removed so a defanged URL cannot be rebuilt from hidden parts.
+    """
+    if not text:
+        return text
+    text = "".join(char for char in text if char not in ZERO_WIDTH)
+    text = _IMAGE.sub(lambda m: f"[image removed: {m.group(1)}]", text)
+    text = _LINK.sub(lambda m: f"{m.group(1)} ({_defang_url(m.group(2))})", text)
+    text = _REF_DEF.sub(lambda m: f"[{m.group(1)}] (link removed)", text)
+    text = _URL.sub(lambda m: _defang_url(m.group(0)), text)
+    return _ANGLE.sub(lambda m: "＜" if m.group(0) == "<" else "＞", text)
+
+
+def _defang_url(url: str) -> str:
+    if "hxxp" in url or "[.]" in url:
+        return url  # already inert
+    url = re.sub(r"(?i)^(https?|ftp|file)", lambda m: m.group(1)[0] + "xx" + m.group(1)[3:], url)
+    url = re.sub(r"(?i)^(javascript|data|vbscript)\s*:", r"\1[:]", url)
+    return url.replace(".", "[.]")
+
+
+def defang_value(value: Any) -> Any:
+    """Defang every string nested in ``value`` (dict keys are left as they are)."""
+    if isinstance(value, str):
+        return defang(value)
+    if isinstance(value, dict):
+        return {key: defang_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [defang_value(item) for item in value]
+    return value
+
+
+__all__ = [
+    "defang",
+    "defang_value",
+    "find_injections",
+    "looks_like_instruction",
+    "normalize_for_matching",
+]

@@ -1,39 +1,60 @@
-"""Keep full ID-card numbers out of every checkpoint, whatever the saver.
+"""Keep full ID-card numbers, card numbers and secrets out of every checkpoint, whatever the saver.
 
 A user's message enters the checkpoint as the turn's input before any node runs, so masking
-in nodes comes too late. This serializer masks 18-digit resident ID numbers in the
-serialized bytes. The mask keeps the length (``110101********1234``), so msgpack and JSON
-framing stay valid. Only numbers shaped like an ID (6-digit region, a real-looking birth
-date, 3 digits, check character) are touched; checkpoint ids, timestamps and order numbers
-never have that shape. Slot filling has already moved the number into the identity vault.
+in nodes comes too late. This serializer masks the serialized bytes with the project's one
+detector (``tools.pii.find_pii``), so every spelling the transfer extractor understands
+("Passcode is 123456", "Pin: 123456", full-width digits, an ID with spaces) is masked here too.
+
+Masking keeps the byte length: each masked character is replaced by as many ``*`` as its
+UTF-8 encoding has bytes, so msgpack and JSON framing stay valid. The bytes are decoded with
+``surrogateescape``, so binary framing bytes survive the round trip unchanged and can never
+join two strings into one match. Phone numbers are left alone here (a contact number may be a
+slot a tool needs); protocol messages mask them. Slot filling has already moved ID numbers and
+PINs into the identity vault, so nothing a node needs is lost.
 """
 
 from __future__ import annotations
 
-import re
+import unicodedata
 from typing import Any
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-_ID_BYTES = re.compile(
-    rb"(?<![0-9A-Za-z])(\d{6})((?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))"
-    rb"(\d{3}[0-9Xx])(?![0-9A-Za-z])"
-)
+from tools.pii import Kind, find_pii, kept_positions
+
+CHECKPOINT_KINDS: frozenset[Kind] = frozenset(("id_card", "bank_card", "secret"))
+"""What is masked in checkpoints."""
 
 
-_SECRET_BYTES = re.compile(
-    "((?:密码|支付密码|验证码|PIN|pin|password)\\s*(?:是|为|:|：|is)?\\s*)(\\d{4,8})".encode()
-)
+def _digit_like(char: str) -> bool:
+    folded = unicodedata.normalize("NFKC", char) if not char.isascii() else char
+    return len(folded) == 1 and (folded.isdigit() and folded.isascii() or folded in "Xx")
 
 
 def mask_id_bytes(data: bytes) -> bytes:
-    """Mask ID-card numbers and keyword-marked secrets (PINs) without changing the length."""
-    data = _ID_BYTES.sub(lambda m: m.group(1) + b"*" * 8 + m.group(3)[-4:], data)
-    return _SECRET_BYTES.sub(lambda m: m.group(1) + b"*" * len(m.group(2)), data)
+    """Mask ID-card numbers, card numbers and keyword-marked secrets, keeping the length."""
+    text = data.decode("utf-8", errors="surrogateescape")
+    findings = find_pii(text, CHECKPOINT_KINDS)
+    if not findings:
+        return data
+    chars = list(text)
+    for finding in findings:
+        lead, trail = kept_positions(finding)
+        positions = [
+            index
+            for index in range(finding.start, finding.end)
+            if _digit_like(chars[index]) and (chars[index] not in "Xx" or finding.kind != "secret")
+        ]
+        count = len(positions)
+        for order, index in enumerate(positions):
+            if order < lead or order >= count - trail:
+                continue
+            chars[index] = "*" * len(chars[index].encode("utf-8", errors="surrogateescape"))
+    return "".join(chars).encode("utf-8", errors="surrogateescape")
 
 
 class MaskingSerializer(SerializerProtocol):
-    """Wrap a serializer so that what it writes carries no full ID-card number."""
+    """Wrap a serializer so that what it writes carries no full ID-card number or secret."""
 
     def __init__(self, inner: SerializerProtocol) -> None:
         """Mask what ``inner`` produces."""

@@ -14,15 +14,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools import readonly_sql
 from tools.db import Database
-from tools.errors import UserFixableError
+from tools.errors import PermanentToolError, UserFixableError
 from tools.registry import ToolCard, ToolContext
-from tools.sql_guard import SqlPolicy, UnsafeQueryError, check_query, with_row_limit
+from tools.sql_guard import SqlPolicy
 
 SALES_POLICY = SqlPolicy(
     tables=frozenset({"sales"}),
     columns=frozenset({"sale_id", "product", "month", "day", "quantity", "amount_cents"}),
     max_rows=50,
+    hidden_columns=frozenset({"cost_cents"}),
 )
 
 
@@ -98,20 +100,18 @@ def question_to_sql(text: str, now: date) -> SqlPlan:
 def run_checked_query(
     db: Database, sql: str, params: tuple[Any, ...], policy: SqlPolicy = SALES_POLICY
 ) -> list[dict[str, Any]]:
-    """Check ``sql`` with the guard, then run it read-only with a row limit."""
+    """Check ``sql`` with the guard, then run it read-only with a time and row limit.
+
+    The runner interrupts a query that runs too long inside SQLite (it is stopped, not
+    abandoned), and SQLite's authorizer refuses any table or column outside the policy.
+    """
     try:
-        tree = check_query(sql, policy)
-    except UnsafeQueryError as exc:
-        msg = f"refused SQL: {exc}"
-        raise UserFixableError(msg, details={"reason": "unsafe_sql", "sql": sql}) from exc
-    safe_sql = with_row_limit(tree, policy.max_rows)
-    conn = db.read_only()
-    try:
-        cursor = conn.execute(safe_sql, params)
-        names = [column[0] for column in cursor.description or []]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchmany(policy.max_rows)]
-    finally:
-        conn.close()
+        return readonly_sql.run(db, sql, params, policy=policy).rows
+    except (readonly_sql.QueryRefused, readonly_sql.QueryTimeout) as exc:
+        msg = f"refused SQL: {exc.message}"
+        raise UserFixableError(msg, details={"reason": "unsafe_sql", **exc.details()}) from exc
+    except readonly_sql.QueryFailed as exc:
+        raise PermanentToolError(exc.message, details=exc.details()) from exc
 
 
 def query_sales_report(args: SalesQuestion, ctx: ToolContext) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from scenarios.transfer.seed import pin_hash
 from tools.db import Database
 from tools.errors import ResourceNotFoundError, TransientToolError, UserFixableError
 from tools.registry import ToolCard, ToolContext
+from tools.types import PositiveCents
 from tools.vault import TOKEN_PREFIX, IdentityVault
 
 RISK_REVIEW_THRESHOLD = 0.7
@@ -63,7 +64,7 @@ class TransferPlan(AccountRef):
     """Arguments of the balance and risk steps."""
 
     to_account: str = Field(pattern=ACCOUNT_PATTERN, description="The payee's account.")
-    amount_cents: int = Field(gt=0, le=100_000_000, description="Amount in cents.")
+    amount_cents: PositiveCents = Field(le=100_000_000, description="Amount in cents.")
 
 
 class TransferOrder(TransferPlan):

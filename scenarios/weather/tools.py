@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from scenarios.gazetteer import normalize_city
 from tools.errors import PermanentToolError, ResourceNotFoundError, TransientToolError
 from tools.registry import ToolCard, ToolContext
+from tools.types import FiniteFloat
 
 
 class CityQuery(BaseModel):
@@ -36,7 +37,7 @@ class WeatherReport(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     city: str
-    temp_c: float
+    temp_c: FiniteFloat
     condition: str
     humidity: int | None = None
 

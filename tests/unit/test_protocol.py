@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from state import (
     MAX_PROTOCOL_BYTES,
+    REFUSE_OVERSIZE,
     ProtocolMessage,
     ProtocolMessageTooLarge,
     append_protocol,
@@ -119,12 +120,17 @@ def test_order_numbers_and_timestamps_are_not_mistaken_for_pii():
     assert message.content == "订单 202506001 和 OD-20240618-001, session_20240618123456"
 
 
-def test_message_just_under_the_limit_is_accepted_and_over_is_refused():
+def test_message_just_under_the_limit_is_accepted_and_over_is_cut_or_refused_on_request():
     overhead = make(content="").size_bytes()
     fits = make(content="a" * (MAX_PROTOCOL_BYTES - overhead))
     assert fits.size_bytes() == MAX_PROTOCOL_BYTES
+    over = "a" * (MAX_PROTOCOL_BYTES - overhead + 1)
+    cut = make(content=over)
+    assert cut.size_bytes() <= MAX_PROTOCOL_BYTES
+    assert f"[cut: {len(over)} bytes, sha256" in cut.content
+    base = {"role": "agent", "session_id": "s1", "task_id": "t1"}
     with pytest.raises(ValidationError) as info:
-        make(content="a" * (MAX_PROTOCOL_BYTES - overhead + 1))
+        ProtocolMessage.model_validate({**base, "content": over}, context=REFUSE_OVERSIZE)
     assert "limit is 5120" in str(info.value)
     assert isinstance(info.value.errors()[0]["ctx"]["error"], ProtocolMessageTooLarge)
 

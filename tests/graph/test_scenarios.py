@@ -154,8 +154,7 @@ def test_generated_sql_is_audited_and_the_database_is_unchanged(make_app, db, ju
     before = db.query("SELECT COUNT(*) AS n, SUM(amount_cents) AS s FROM sales")
     say(app, "上个月总销售额是多少", context=ANALYST)
     audit.flush()
-    record = audit.records[-1]
-    assert record["tool"] == "query_sales_report"
+    record = [r for r in audit.records if r.get("tool") == "query_sales_report"][-1]
     assert "SELECT SUM(amount_cents) AS total FROM sales WHERE month = ?" in record["summary"]
     assert db.query("SELECT COUNT(*) AS n, SUM(amount_cents) AS s FROM sales") == before
 

@@ -34,7 +34,7 @@ def test_killed_mid_job_then_resumed_sends_no_message_twice(tmp_path: Path) -> N
         [
             sys.executable,
             "-m",
-            "tests.integration.bulk_job_worker",
+            "tests.services.bulk_job_worker",
             str(business),
             str(jobs),
             job_id,

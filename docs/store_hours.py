@@ -1,0 +1,80 @@
+"""A scenario a user adds in their own module: store opening hours (the README's example)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from nodes.tasks import Scenario, SlotResult, Speaker, TaskSpec
+from state import AgentState, ToolResult
+from tools.errors import ResourceNotFoundError
+from tools.registry import ToolCard, ToolContext
+
+HOURS = {"北京": "09:00–21:00", "上海": "10:00–22:00"}
+
+
+class StoreQuery(BaseModel):
+    """Arguments of an opening-hours lookup."""
+
+    model_config = ConfigDict(extra="forbid")
+    city: str = Field(min_length=1, max_length=20, description="The store's city, e.g. 北京.")
+
+
+def query_store_hours(args: StoreQuery, ctx: ToolContext) -> dict[str, Any]:
+    """Look up a store's opening hours."""
+    if args.city not in HOURS:
+        raise ResourceNotFoundError(f"no store in {args.city}", details={"city": args.city})
+    return {"city": args.city, "hours": HOURS[args.city]}
+
+
+def extract(text: str, intent: str, *, today: date) -> SlotResult:
+    """Find the city: one of the cities that have a store."""
+    city = next((name for name in HOURS if name in text), None)
+    return SlotResult(slots={"city": city} if city else {})
+
+
+def describe(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
+    """Say the hours, or that there is no store there."""
+    data = result.get("data") or {}
+    if result.get("status") == "success":
+        return speaker.say("store_hours", **data)
+    return speaker.say("no_store", city=(state.get("slots") or {}).get("city", ""))
+
+
+STORE = Scenario(
+    name="store",
+    tasks=(
+        TaskSpec(
+            intent="QUERY_STORE_HOURS",
+            tool="query_store_hours",
+            required_slots=("city",),
+            handoff_on_failure=False,
+        ),
+    ),  # fmt: skip
+    cards=(
+        ToolCard(
+            name="query_store_hours",
+            description="Look up a store's opening hours by city.",
+            when_to_use="The user asks when a store opens or closes.",
+            when_not_to_use="Anything about orders or deliveries.",
+            parameters=StoreQuery,
+            returns="city, hours.",
+            handler=query_store_hours,
+            idempotent=True,
+            permission="store:read",
+            domain="store",
+        ),
+    ),
+    grants={"customer": frozenset({"store:read"})},
+    cues={"QUERY_STORE_HOURS": (("营业时间", 1.2), ("几点开门", 1.2), ("opening hours", 1.2))},
+    extract=extract,
+    wording={
+        "intent.QUERY_STORE_HOURS": {"zh": "查询门店营业时间", "en": "check store hours"},
+        "ask.city": {"zh": "请问是哪个城市的门店？", "en": "Which city's store?"},
+        "store_hours": {"zh": "{city}门店营业时间：{hours}。", "en": "The {city} store: {hours}."},
+        "no_store": {"zh": "{city}没有门店。", "en": "There is no store in {city}."},
+    },
+    describe={"query_store_hours": describe},
+)

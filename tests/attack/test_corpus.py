@@ -1,0 +1,46 @@
+"""Every attack in the corpus is stopped: a fast slice always, all of it with ``-m attack``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.attack.corpus import CATEGORIES, FAST_SLICE, Category
+from tests.helpers import open_database
+from tools.db import Database
+
+
+def _cases(full: bool) -> list[object]:
+    cases = []
+    for category in CATEGORIES:
+        payloads = category.payloads()
+        chosen = payloads[FAST_SLICE:] if full else payloads[:FAST_SLICE]
+        for index, (label, payload) in enumerate(chosen):
+            offset = FAST_SLICE if full else 0
+            cases.append(
+                pytest.param(category, payload, id=f"{category.name}-{index + offset}-{label[:30]}")
+            )
+    return cases
+
+
+@pytest.fixture(scope="module")
+def attack_db(tmp_path_factory: pytest.TempPathFactory) -> Database:
+    return open_database(Path(tmp_path_factory.mktemp("attack")) / "business.db")
+
+
+def _run(category: Category, payload: object, db: Database) -> str | None:
+    if category.needs_db:
+        return category.check(payload, db)
+    return category.check(payload)
+
+
+@pytest.mark.parametrize(("category", "payload"), _cases(full=False))
+def test_fast_slice_is_stopped(category: Category, payload: object, attack_db: Database) -> None:
+    assert _run(category, payload, attack_db) is None
+
+
+@pytest.mark.attack
+@pytest.mark.parametrize(("category", "payload"), _cases(full=True))
+def test_full_corpus_is_stopped(category: Category, payload: object, attack_db: Database) -> None:
+    assert _run(category, payload, attack_db) is None
