@@ -20,6 +20,7 @@ from nodes.prompt_budget import DEFAULT_BUDGET, estimate_messages
 from tests.conftest import ALICE, say
 from tests.fakes.openai_server import Scripted, label_logprobs
 from tests.helpers import default_registry, set_env
+from tools.errors import TransientToolError
 
 CONFIG = {"configurable": {"thread_id": "t1"}}
 
@@ -274,3 +275,59 @@ def test_the_prompt_stays_bounded_over_fifty_turns(model_app, model_env):
     assert max(sizes) <= DEFAULT_BUDGET
     assert sizes[-1] <= sizes[25] + 20  # flat once the budget is reached
     assert "earlier turns omitted" in json.dumps(model_env.seen["plan"][-1], ensure_ascii=False)
+
+
+def flaky_registry(handled, failures):
+    """query_order_status fails transiently ``failures`` times (the executor retries 3)."""
+    registry = default_registry()
+    card = registry.get("query_order_status")
+
+    def handler(args, ctx):
+        handled.append(("query_order_status", args.model_dump()))
+        if len(handled) <= failures:
+            raise TransientToolError("upstream 503")
+        return card.handler(args, ctx)
+
+    registry.register(dataclasses.replace(card, handler=handler), replace_existing=True)
+    return registry
+
+
+def critique(action: str, **fields: Any) -> Scripted:
+    body = {"cause": "the order service is down", "action": action, "tool": None}
+    body["arguments"] = None
+    body.update(fields)
+    return Scripted(content=json.dumps(body))
+
+
+def test_the_critique_can_give_up_and_hand_over(make_app, model_env, handled):
+    app = make_app(registry=flaky_registry(handled, failures=99))
+    model_env.defaults.update(
+        understanding=intent("CHECK_ORDER_STATUS"),
+        plan=content_call("query_order_status", order_id="OD-20240618-001"),
+    )
+    model_env.add("critique", critique("give_up"))
+    out = say(app, "OD-20240618-001 到哪了")
+    note = stages(out, "reflect_refine")[-1]["content"]
+    assert note["source"] == "model" and note["critique"] == "give_up"
+    assert note["decision"] == "handoff"
+    assert len(handled) == 3  # one executor round of attempts, no retry after giving up
+    assert len(model_env.seen["critique"]) == 1
+
+
+def test_a_critique_with_an_invented_id_is_refused_and_the_rules_retry(
+    make_app, model_env, handled
+):
+    app = make_app(registry=flaky_registry(handled, failures=3))
+    model_env.defaults.update(
+        understanding=intent("CHECK_ORDER_STATUS"),
+        plan=content_call("query_order_status", order_id="OD-20240618-001"),
+    )
+    model_env.add(
+        "critique", critique("fix_arguments", arguments='{"order_id": "OD-20240619-003"}')
+    )
+    out = say(app, "OD-20240618-001 到哪了")
+    note = stages(out, "reflect_refine")[-1]
+    assert note["content"]["source"] == "rules" and note["content"]["decision"] == "retry"
+    assert "never stated" in note["error"]
+    assert {args["order_id"] for _, args in handled} == {"OD-20240618-001"}
+    assert "配送中" in out["messages"][-1].content
