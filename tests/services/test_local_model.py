@@ -15,12 +15,10 @@ import pytest
 from langgraph.types import Command
 
 from cli import model as local
+from eval.intent_accuracy import fixed_slice, load, measure
 from nodes.model_understanding import (
     ModelUnderstanding,
-    fixed_slice,
-    load,
     make_chat_model,
-    measure,
     options_from_scenarios,
 )
 from nodes.prompt_budget import estimate_tokens
