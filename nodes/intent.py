@@ -66,7 +66,8 @@ def make_intent_node(services: Services) -> Node:
                 return answered
         pending_intent = state.get("intent")
         waiting = bool(state.get("missing_slots")) and pending_intent not in (None, UNKNOWN)
-        confident = result.confidence >= services.confidence_threshold
+        # a model may be sure a bare answer ("OD-…") is no task: that is no new request either
+        confident = result.confidence >= services.confidence_threshold and result.intent != UNKNOWN
         continues = waiting and (result.intent == pending_intent or not confident)
         language = result.language or state.get("language") or "zh"
 

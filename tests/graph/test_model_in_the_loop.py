@@ -331,3 +331,17 @@ def test_a_critique_with_an_invented_id_is_refused_and_the_rules_retry(
     assert "never stated" in note["error"]
     assert {args["order_id"] for _, args in handled} == {"OD-20240618-001"}
     assert "配送中" in out["messages"][-1].content
+
+
+def test_a_model_sure_of_unknown_does_not_drop_the_pending_task(model_app, model_env, db):
+    """Seen with the real model: a bare order id is UNKNOWN to it, with confidence 0.7."""
+    app = model_app()
+    model_env.add("understanding", intent("REQUEST_REFUND"), intent("UNKNOWN", -0.01))
+    model_env.add("slots", Scripted(content=json.dumps({"order_id": None})))
+    model_env.add("plan", content_call("request_refund", order_id="OD-20240618-002"))
+    say(app, "收到的菜全洒了，这钱我不想花了")
+    out = say(app, "OD-20240618-002")
+    assert stages(out, "intent")[-1]["content"]["continues_task"] is True
+    assert app.get_state(CONFIG).interrupts
+    app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert [r["order_id"] for r in refunds(db)] == ["OD-20240618-002"]
