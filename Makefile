@@ -62,3 +62,9 @@ attack: install
 
 clean:
 	rm -rf .reach .pytest_cache .mypy_cache .ruff_cache
+
+# Benchmarks (issue 13): side by side in one process, interleaved rounds; writes
+# bench/results/latest.json and latest.png. `make bench ARGS=--quick` for a short run.
+.PHONY: bench
+bench: install services
+	$(UV) run python bench/run.py $(ARGS)

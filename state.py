@@ -419,11 +419,23 @@ def append_protocol(
     message is cut on validation, so this reducer never raises on size.
     """
     items = right if isinstance(right, list) else [right] if right is not None else []
-    validated = [
-        (item if isinstance(item, ProtocolMessage) else ProtocolMessage.model_validate(item))
-        for item in items
-    ]
-    return [*(left or []), *(message.model_dump(mode="json") for message in validated)]
+    return [*(left or []), *(_validated(item) for item in items)]
+
+
+class ValidatedProtocol(dict[str, Any]):
+    """A protocol message as the JSON-ready dict ``ProtocolMessage`` produced, already checked.
+
+    ``nodes.common.protocol_message`` validates (masks, size-checks) and returns one of these,
+    so the reducer need not validate it a second time. Serializers see a plain dict; anything
+    read back from a checkpoint or sent by a peer is a plain dict and is validated again.
+    """
+
+
+def _validated(item: ProtocolMessage | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(item, ValidatedProtocol):
+        return dict(item)
+    message = item if isinstance(item, ProtocolMessage) else ProtocolMessage.model_validate(item)
+    return message.model_dump(mode="json")
 
 
 def merge_slots(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -519,13 +531,24 @@ class SuspendedTask(TypedDict):
     """What it was still waiting for."""
 
 
+class ConversationSummary(TypedDict):
+    """What the state still says about turns moved out of it (see ``nodes.compact``)."""
+
+    turns: int
+    """How many turns have been moved to the transcript store."""
+    text: str
+    """One line per turn for the most recent of them, rule-based."""
+
+
 class AgentState(TypedDict, total=False):
     """What moves through the graph. Nodes return only the keys they change."""
 
     messages: Annotated[list[AnyMessage], add_messages]
-    """The conversation as LangChain messages: user, assistant, tool calls and results."""
+    """The recent conversation as LangChain messages: user, assistant, tool calls and results;
+    older turns are in the transcript store and ``summary``."""
     protocol: Annotated[list[dict[str, Any]], append_protocol]
-    """Every protocol message of the thread, append-only, masked and size-checked."""
+    """The thread's recent protocol messages, masked and size-checked; older ones are in the
+    transcript store (``tools.transcript``)."""
     task_id: str
     """The current user request; kept while its slots are being filled across turns."""
     language: Literal["zh", "en"]
@@ -563,6 +586,8 @@ class AgentState(TypedDict, total=False):
     answer: Any
     """A typed message read as the answer to ``awaiting`` (a chat front-end sends "确认" as a
     new message, not as a resume); the acting node uses it instead of pausing."""
+    summary: ConversationSummary
+    """A running summary of the turns no longer in ``messages``."""
 
 
 @dataclass(kw_only=True)
@@ -584,6 +609,7 @@ __all__ = [
     "REFUSE_OVERSIZE",
     "AgentState",
     "Context",
+    "ConversationSummary",
     "NextStep",
     "PendingConfirmation",
     "Overwrite",
@@ -595,6 +621,7 @@ __all__ = [
     "SuspendedTask",
     "ToolCall",
     "ToolResult",
+    "ValidatedProtocol",
     "add_steps",
     "append_protocol",
     "append_results",

@@ -29,6 +29,7 @@ from tests.services import RedisServer  # noqa: E402
 from tools.admission import RedisAdmission  # noqa: E402
 from tools.audit import AuditLog  # noqa: E402
 from tools.executor import ActionExecutor  # noqa: E402
+from tools.permissions import Permissions  # noqa: E402
 from tools.registry import ToolCard, ToolContext, ToolRegistry  # noqa: E402
 from tools.stores import (  # noqa: E402
     MemoryIdempotencyStore,
@@ -66,6 +67,11 @@ CARD = ToolCard(
 )
 
 
+def bench_registry() -> ToolRegistry:
+    """An empty registry whose customers may read orders, as the benchmark tools need."""
+    return ToolRegistry(permissions=Permissions.merged({"customer": ["order:read"]}))
+
+
 def per_call_us(executor: ActionExecutor | None, calls: int, offset: int) -> float:
     ctx = ToolContext(user_id="u_10001", user_role="customer", session_id="bench", task_id="t")
     started = time.perf_counter()
@@ -88,7 +94,7 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="reach-bench-"))
     server = RedisServer(work / "redis").start()
-    registry = ToolRegistry()
+    registry = bench_registry()
     registry.register(CARD)
     try:
         executors: dict[str, ActionExecutor | None] = {

@@ -14,11 +14,13 @@ from functools import partial
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from graph.checkpoint.masking import MaskingSerializer
+from graph.checkpoint.compress import protect
 from nodes.clarify import make_clarify_node
+from nodes.compact import with_compaction
 from nodes.handoff import make_handoff_node
 from nodes.intent import make_intent_node
 from nodes.propose import make_propose_node
@@ -38,21 +40,44 @@ from nodes.tool import make_tool_node
 from scenarios import SCENARIOS
 from state import AgentState, Context
 from tools.trace_callbacks import trace_callbacks
+from tools.transcript import TranscriptStore, open_transcript_store
 
 
-def make_builder(services: Services) -> StateGraph[AgentState, Context, Any, Any]:
-    """Return the uncompiled graph wired to ``services``."""
+def make_builder(
+    services: Services, transcript: TranscriptStore | None = None
+) -> StateGraph[AgentState, Context, Any, Any]:
+    """Return the uncompiled graph wired to ``services``.
+
+    The nodes that end a turn (clarify, reply, handoff) also compact the state, moving what
+    is older than the last few turns to ``transcript`` (opened from the settings on first
+    use when omitted): see ``nodes.compact``.
+    """
     catalog = services.catalog
     agents = list(catalog.agents)
+    opened: list[TranscriptStore] = [transcript] if transcript is not None else []
+
+    def store() -> TranscriptStore:
+        if not opened:
+            opened.append(open_transcript_store(services.settings))
+        return opened[0]
+
+    def ends_turn(node: Any) -> Any:
+        return with_compaction(
+            node,
+            store=store,
+            keep_turns=services.settings.state_keep_turns,
+            keep_protocol=services.settings.state_keep_protocol,
+        )
+
     builder = StateGraph(AgentState, context_schema=Context)
     builder.add_node("intent", make_intent_node(services))
     builder.add_node("reflect_refine", make_reflect_refine_node(services))
     builder.add_node("slot_filling", make_slot_filling_node(services))
-    builder.add_node("clarify", make_clarify_node(services))
+    builder.add_node("clarify", ends_turn(make_clarify_node(services)))
     builder.add_node("propose", make_propose_node(services))
     builder.add_node("tool", make_tool_node(services))
-    builder.add_node("reply", make_reply_node(services))
-    builder.add_node("handoff", make_handoff_node(services))
+    builder.add_node("reply", ends_turn(make_reply_node(services)))
+    builder.add_node("handoff", ends_turn(make_handoff_node(services)))
     for agent, factory in catalog.agents.items():
         builder.add_node(agent, factory(services))
         builder.add_edge(agent, "reply")
@@ -68,7 +93,11 @@ def make_builder(services: Services) -> StateGraph[AgentState, Context, Any, Any
         partial(route_after_reflect, scenarios=catalog),
         ["slot_filling", "tool", "clarify", "handoff"],
     )
-    builder.add_conditional_edges("slot_filling", route_after_slots, ["clarify", "propose"])
+    builder.add_conditional_edges(
+        "slot_filling",
+        partial(_route_after_slots, services=services),
+        ["clarify", "propose", "tool", *agents],
+    )
     builder.add_conditional_edges(
         "propose", partial(route_after_propose, scenarios=catalog), ["tool", *agents]
     )
@@ -83,11 +112,33 @@ def make_builder(services: Services) -> StateGraph[AgentState, Context, Any, Any
     return builder
 
 
+def _route_after_slots(state: AgentState, *, services: Services) -> str:
+    """Go through propose only when it has something to do, saving a superstep otherwise.
+
+    Propose writes a question before a high-risk call or a sub-agent's task, and clears a
+    stale ``awaiting``; for anything else it returns no change but its step count, yet
+    costs a superstep and a checkpoint. Then the call goes straight where propose would
+    have sent it.
+    """
+    target = route_after_slots(state)
+    if target != "propose" or state.get("awaiting"):
+        return target
+    task = services.catalog.task(state.get("intent", ""))
+    if task is not None and task.agent is not None:
+        return target
+    for call in state.get("pending_tool_calls") or []:
+        card = services.tools.get(call["name"])
+        if card is None or card.risk == "high":
+            return target
+    return route_after_propose(state, scenarios=services.catalog)
+
+
 def build_graph(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     *,
     scenarios: Sequence[Scenario] | None = None,
     services: Services | None = None,
+    transcript: TranscriptStore | None = None,
     **options: Any,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile the agent graph.
@@ -99,6 +150,8 @@ def build_graph(
         checkpointer: Where thread state persists; ``None`` for none (``langgraph dev``).
         scenarios: The capabilities to serve; every shipped scenario when omitted.
         services: Understanding, tools and data; built from ``options`` when omitted.
+        transcript: Where messages older than the state keeps go; the configured store
+            (``tools.transcript.open_transcript_store``) when omitted.
         **options: ``Services`` fields (``settings``, ``registry``, ``database_factory``,
             ``executor_factory``, ``understanding``, ``max_tool_retries``,
             ``confidence_threshold``) or ``compile`` keywords (``interrupt_before``,
@@ -112,10 +165,15 @@ def build_graph(
         msg = f"pass either services or {sorted(service_options) or ['scenarios']}, not both"
         raise TypeError(msg)
     options.setdefault("name", "agent")
-    if checkpointer is not None and not isinstance(checkpointer.serde, MaskingSerializer):
-        # the turn's input is checkpointed before any node runs: mask ID numbers on the way
-        checkpointer.serde = MaskingSerializer(checkpointer.serde)
-    compiled = make_builder(services).compile(checkpointer=checkpointer, **options)
+    if checkpointer is not None:
+        # the turn's input is checkpointed before any node runs: mask ID numbers on the way;
+        # savers that store bytes (SQLite, Redis) also compress them, after masking
+        checkpointer.serde = protect(
+            checkpointer.serde,
+            compress=services.settings.compress_checkpoints
+            and not isinstance(checkpointer, InMemorySaver),
+        )
+    compiled = make_builder(services, transcript).compile(checkpointer=checkpointer, **options)
     # the four decision points of every task go to the audit log (``reach trace``)
     return compiled.with_config(callbacks=trace_callbacks(lambda: services.executor.audit))
 

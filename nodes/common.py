@@ -11,7 +11,7 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from state import AgentState, Context, ProtocolMessage, ToolResult
+from state import AgentState, Context, ProtocolMessage, ToolResult, ValidatedProtocol
 from tools.guards import TaskHistory
 from tools.permissions import ROLES
 from tools.registry import ToolContext
@@ -182,4 +182,5 @@ def protocol_message(
     message = ProtocolMessage(
         **protocol_fields(state, runtime, role=role, content=content, **fields)
     )
-    return message.model_dump(mode="json")
+    # marked as validated, so the ``protocol`` reducer does not validate it a second time
+    return ValidatedProtocol(message.model_dump(mode="json"))

@@ -107,6 +107,16 @@ class Settings(BaseSettings):
     """Key of the identity vault's tokens; ``None`` creates ``data_dir/vault.key`` (0600)."""
 
     # ---- scale (issue 13) ----------------------------------------------------------------
+    state_keep_turns: int = Field(3, ge=1, alias="REACH_STATE_KEEP_TURNS")
+    """Turns of messages the checkpointed state keeps; older ones move to the transcript."""
+    state_keep_protocol: int = Field(8, ge=1, alias="REACH_STATE_KEEP_PROTOCOL")
+    """Protocol messages the checkpointed state keeps; the rest are in the transcript."""
+    transcript_store: Literal["sqlite", "redis"] | None = Field(
+        None, alias="REACH_TRANSCRIPT_STORE"
+    )
+    """Where the full transcript lives; ``None`` picks Redis when ``redis_url`` is set."""
+    compress_checkpoints: bool = Field(True, alias="REACH_COMPRESS_CHECKPOINTS")
+    """zlib-compress checkpoint blobs in savers that store bytes (SQLite, Redis)."""
 
     # ---- jobs and tool lifecycle (issue 14) ----------------------------------------------
     jobs_store: Literal["sqlite", "redis"] | None = Field(None, alias="REACH_JOBS_STORE")
