@@ -4,7 +4,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: install services demo chat test check lint typecheck unit integration clean model test-model attack
+.PHONY: install services demo chat test check lint typecheck unit integration clean model test-model attack aegra
 
 install:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -17,6 +17,15 @@ services:
 		echo "installing redis-server (Debian)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
 	@redis-server --version
+
+# Two Aegra replicas on a private PostgreSQL and one Redis (issue 13): Debian PostgreSQL and
+# the optional `aegra` group; the tests start their own cluster (initdb) and replicas.
+aegra: services
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+		echo "installing postgresql (Debian)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+	$(UV) sync --frozen --group aegra
+	$(UV) run --group aegra pytest tests/services/test_aegra.py -q
 
 demo: install
 	$(UV) run reach demo

@@ -13,22 +13,31 @@ threshold, and a message with no cue scores low.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from typing import Literal, Protocol
 
 from nodes.tasks import UNKNOWN, ScenarioSet, SlotResult
+from nodes.text_match import close_word, negated, normalize, sound_alike
 
 Language = Literal["zh", "en"]
 CONFIDENCE_THRESHOLD = 0.6
 TOPIC_WEIGHT = 0.4
 """What one general topic word ("订单", "order") adds to each of its scenario's intents."""
 FUZZY_WEIGHT = 0.8
-"""What a typo-tolerant match of a cue counts, relative to an exact one."""
+"""What a typo-tolerant match of a cue counts, relative to an exact one, when reconsidering."""
+CLASSIFY_FUZZY_WEIGHT = 0.4
+"""The same on a first look: a typo names the intent but keeps it below the threshold unless
+other evidence agrees, so a guess from a misspelling is confirmed before it acts."""
+
+WEAK_EVIDENCE_MIN = 0.6
+"""Below this, an intent backed by no cue of its own (only a topic word such as "订单", or an
+entity such as a bare city or order number) is not named: "北京有什么好玩的" and "how do I
+change my delivery address" are about a city and an order, but ask for none of the tasks."""
 
 # Logistic calibration: logit = BIAS + W_SCORE * best + W_MARGIN * (best - runner_up).
 BIAS, W_SCORE, W_MARGIN = -2.5, 1.5, 2.5
@@ -78,6 +87,7 @@ _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
 def detect_language(text: str) -> Language | None:
     """Return ``zh`` for Chinese, ``en`` for English words, ``None`` for neither."""
+    text = normalize(text)
     if _CJK.search(text):
         return "zh"
     words = [w for w in _LATIN_WORD.findall(text) if w.upper() != "OD"]
@@ -101,7 +111,7 @@ class RuleBasedUnderstanding:
 
     def classify(self, text: str) -> IntentResult:
         """Score every intent's cues and calibrate the best one's confidence."""
-        return self._score(text, fuzzy=False)
+        return self._score(text, fuzzy=CLASSIFY_FUZZY_WEIGHT)
 
     def reconsider(
         self, text: str, *, pending_intent: str | None, missing_slots: list[str]
@@ -121,39 +131,38 @@ class RuleBasedUnderstanding:
                     evidence=("answers the pending question",),
                     candidates=(pending_intent,),
                 )
-        return self._score(text, fuzzy=True)
+        return self._score(text, fuzzy=FUZZY_WEIGHT)
 
     def extract_slots(self, text: str, intent: str) -> SlotResult:
         """Find the slots ``intent`` needs with its scenario's extractor."""
         return self.scenarios.extract(text, intent, today=self.today())
 
-    def _score(self, text: str, *, fuzzy: bool) -> IntentResult:
-        lowered = text.lower()
-        words = re.findall(r"[a-z']+", lowered)
+    def _score(self, text: str, *, fuzzy: float) -> IntentResult:
+        """Add up cue weights per intent; ``fuzzy`` is what a typo-tolerant match counts.
+
+        Cues match the normalized text (see ``nodes.text_match``); a negated cue counts
+        nothing ("不要退款" is not a refund request); a cue found only through a typo (a
+        homophone, a pinyin syllable, a swapped letter) counts ``fuzzy`` of its weight.
+        """
+        normal = normalize(text)
+        sound = sound_alike(normal)
+        words = re.findall(r"[a-z]+", normal)
         scores: dict[str, float] = {}
         evidence: list[str] = []
         for intent, cues in self.scenarios.cues().items():
-            score = 0.0
-            remaining = lowered
+            matcher = _Matcher(normal, sound, words, fuzzy)
             # Longest cues first, each match consumed, so "还没到" does not also count "没到".
-            for cue, weight in sorted(cues, key=lambda item: len(item[0]), reverse=True):
-                if cue in remaining:
-                    score += weight
-                    evidence.append(cue)
-                    remaining = remaining.replace(cue, " ")
-                elif fuzzy and " " not in cue and cue.isascii() and len(cue) >= 5:
-                    if difflib.get_close_matches(cue, words, n=1, cutoff=0.8):
-                        score += weight * FUZZY_WEIGHT
-                        evidence.append(f"~{cue}")
-            scores[intent] = score
+            scores[intent] = sum(
+                matcher.match(cue, weight, evidence)
+                for cue, weight in sorted(cues, key=lambda item: len(item[0]), reverse=True)
+            )
         specific = {intent for intent, score in scores.items() if score > 0}
         for scenario in self.scenarios.scenarios:
-            topic, remaining = 0.0, lowered
-            for cue in sorted(scenario.topic_cues, key=len, reverse=True):
-                if cue in remaining:
-                    topic += TOPIC_WEIGHT
-                    evidence.append(cue)
-                    remaining = remaining.replace(cue, " ")
+            matcher = _Matcher(normal, sound, words, fuzzy)
+            topic = sum(
+                matcher.match(cue, TOPIC_WEIGHT, evidence)
+                for cue in sorted(scenario.topic_cues, key=len, reverse=True)
+            )
             if topic:
                 for task in scenario.tasks:
                     scores[task.intent] += topic
@@ -168,11 +177,13 @@ class RuleBasedUnderstanding:
         ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)
         best_intent, best = ranked[0] if ranked else (UNKNOWN, 0.0)
         runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
-        if best <= 0:
+        if best <= 0 or (best_intent not in specific and best < WEAK_EVIDENCE_MIN):
             return IntentResult(
                 intent=UNKNOWN,
                 confidence=round(calibrate(0.0, 0.0), 3),
                 language=detect_language(text),
+                evidence=tuple(evidence),
+                candidates=tuple(intent for intent, _ in ranked if intent in specific),
             )
         return IntentResult(
             intent=best_intent,
@@ -181,3 +192,55 @@ class RuleBasedUnderstanding:
             evidence=tuple(evidence),
             candidates=tuple(intent for intent, _ in ranked if intent in specific),
         )
+
+
+class _Matcher:
+    """Find cues in one message, consuming what each match covers (longest cues first)."""
+
+    def __init__(self, normal: str, sound: str, words: list[str], fuzzy: float) -> None:
+        self.normal, self.sound, self.words, self.fuzzy = normal, sound, words, fuzzy
+
+    def match(self, cue: str, weight: float, evidence: list[str]) -> float:
+        """Return what ``cue`` adds: its weight, nothing when negated, less for a typo."""
+        cue = normalize(cue)
+        pattern = _cue_pattern(cue)
+        positions = [m.start() for m in pattern.finditer(self.normal)]
+        if positions:
+            self.normal = pattern.sub(lambda m: "\0" * len(m.group()), self.normal)
+            self.sound = self.sound.replace(sound_alike(cue), "\0" * len(cue))
+            if all(negated(self.normal, at) for at in positions):
+                evidence.append(f"not {cue}")
+                return 0.0
+            evidence.append(cue)
+            return weight
+        if not self.fuzzy:
+            return 0.0
+        heard = sound_alike(cue)
+        if len(cue) >= 2 and _CJK.search(cue) and heard in self.sound:
+            positions = _positions(self.sound, heard)
+            self.sound = self.sound.replace(heard, "\0" * len(heard))
+            if all(negated(self.sound, at) for at in positions):
+                return 0.0
+            evidence.append(f"~{cue}")
+            return weight * self.fuzzy
+        if " " not in cue and close_word(cue, self.words):
+            evidence.append(f"~{cue}")
+            return weight * self.fuzzy
+        return 0.0
+
+
+@lru_cache(maxsize=2048)
+def _cue_pattern(cue: str) -> re.Pattern[str]:
+    """Match a cue as written; a Latin cue starts a word, and a short one is a whole word.
+
+    So "hot" is not found in "hotel", nor "rush" in "brush", while "reimburse" still finds
+    "reimbursed" and "track" finds "帮我track一下".
+    """
+    if not cue[:1].isascii() or not cue[:1].isalpha():
+        return re.compile(re.escape(cue))
+    end = r"(?![a-z])" if len(cue.strip()) <= 4 else ""
+    return re.compile(rf"(?<![a-z]){re.escape(cue)}{end}")
+
+
+def _positions(text: str, part: str) -> list[int]:
+    return [m.start() for m in re.finditer(re.escape(part), text)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -26,6 +27,7 @@ from tools.stores import (
     IdempotencyRecord,
     IdempotencyStore,
     ResultCache,
+    await_settled,
 )
 
 Outcome = Literal["succeeded", "failed", "release", "keep"]
@@ -63,6 +65,10 @@ class Admission(Protocol):
         """Check the rate limit and the cache, and claim the request id."""
         ...
 
+    def await_claim(self, request_id: str, fingerprint: str, *, timeout_s: float) -> Claim:
+        """Wait up to ``timeout_s`` for a pending request id to settle (see ``await_settled``)."""
+        ...
+
     def settle(
         self,
         *,
@@ -81,12 +87,32 @@ class LocalAdmission:
     """Admission over separate stores: in-process limits and cache, any idempotency store."""
 
     def __init__(
-        self, idempotency: IdempotencyStore, cache: ResultCache, rate_limiter: RateLimiter
+        self,
+        idempotency: IdempotencyStore,
+        cache: ResultCache,
+        rate_limiter: RateLimiter,
+        *,
+        monotonic: Clock = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        """Compose the three stores."""
+        """Compose the three stores; ``monotonic``/``sleep`` time the in-flight wait."""
         self.idempotency = idempotency
         self.cache = cache
         self.rate_limiter = rate_limiter
+        self._monotonic = monotonic
+        self._sleep = sleep
+
+    def await_claim(self, request_id: str, fingerprint: str, *, timeout_s: float) -> Claim:
+        """Poll the idempotency store until the holder settles (SQLite: across processes)."""
+        return await_settled(
+            request_id,
+            fingerprint,
+            timeout_s=timeout_s,
+            peek=self.idempotency.peek,
+            claim=self.idempotency.claim,
+            clock=self._monotonic,
+            sleep=self._sleep,
+        )
 
     def peek(self, request_id: str) -> IdempotencyRecord | None:
         """Return the idempotency record."""
@@ -144,14 +170,19 @@ class RedisAdmission:
         prefix: str = "reach",
         retention_s: float = DEFAULT_RETENTION_S,
         clock: Clock = time.time,
+        monotonic: Clock = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         """Use ``client``; idempotency records live ``retention_s``.
 
         ``clock`` stamps rate-window entries; it must be wall time shared by every process
-        that counts against the same Redis (a fake one only in tests).
+        that counts against the same Redis (a fake one only in tests). ``monotonic`` and
+        ``sleep`` time the wait for a request id another process holds.
         """
         self.client = client
         self._clock = clock
+        self._monotonic = monotonic
+        self._sleep = sleep
         self.prefix = prefix
         self.retention_ms = int(retention_s * 1000)
 
@@ -168,6 +199,32 @@ class RedisAdmission:
         """Return the idempotency record."""
         raw = self.client.get(self._idem(request_id))
         return None if raw is None else _decode(request_id, raw)
+
+    def claim(self, request_id: str, fingerprint: str) -> Claim:
+        """Create the pending record with ``SET NX GET``, or return the one that exists."""
+        pending = json.dumps({"fingerprint": fingerprint, "state": "pending", "result": None})
+        key = self._idem(request_id)
+        old = self.client.set(key, pending, nx=True, px=self.retention_ms, get=True)
+        if old is None:
+            return Claim(acquired=True, record=None)
+        assert isinstance(old, bytes | str)  # SET ... GET answers the old value
+        return Claim(acquired=False, record=_decode(request_id, old))
+
+    def await_claim(self, request_id: str, fingerprint: str, *, timeout_s: float) -> Claim:
+        """Poll the shared record until the process holding it settles (one GET per poll).
+
+        Polling, not pub/sub: the wait only happens when two runs race for one request id,
+        and a GET works the same on a standalone server and a Cluster.
+        """
+        return await_settled(
+            request_id,
+            fingerprint,
+            timeout_s=timeout_s,
+            peek=self.peek,
+            claim=self.claim,
+            clock=self._monotonic,
+            sleep=self._sleep,
+        )
 
     def admit(
         self,

@@ -478,12 +478,19 @@ class ActionExecutor:
             )
         claim = admitted.claim
         if claim is not None and not claim.acquired and claim.record is not None:
+            held = claim.record.state == "pending" and not card.idempotent
+            if held and claim.record.fingerprint == prepared.fingerprint:
+                # another run is making this effect: wait for its outcome (or take it over)
+                claim = self.admission.await_claim(
+                    request_id, prepared.fingerprint, timeout_s=card.timeout_s
+                )
+        if claim is not None and not claim.acquired and claim.record is not None:
             replayed = self._replayed(prepared, claim.record)
             if replayed is not None:
                 return replayed
-            # pending: another run holds it, or a crash left it mid-call
+            # still pending: another run is mid-call, or a crash left it so
             if not card.idempotent:
-                return self._check_status(prepared, ctx, attempts=0)
+                return _in_flight(self._check_status(prepared, ctx, attempts=0))
         if admitted.cached is not None:
             result = {**admitted.cached, "request_id": request_id, "attempts": 0}
             result["flags"] = ["cached"]
@@ -737,6 +744,19 @@ class ActionExecutor:
             data={"available": available, "closest": hint},
             request_id=request_id,
         )
+
+
+def _in_flight(result: dict[str, Any]) -> dict[str, Any]:
+    """Say a call another run still holds is being processed: never that nothing happened."""
+    if result["status"] != "unknown":
+        return result  # the status lookup found the outcome
+    check = f"check its status later with request id {result['request_id']}; do not repeat it"
+    return {
+        **result,
+        "message": f"{result['tool']} is still being processed by another run; {check}",
+        "data": {"in_flight": True, "request_id": result["request_id"]},
+        "flags": [*result.get("flags", []), "in_flight"],
+    }
 
 
 def _summary(card: ToolCard, data: Any) -> str:

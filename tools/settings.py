@@ -117,6 +117,11 @@ class Settings(BaseSettings):
     """Where the full transcript lives; ``None`` picks Redis when ``redis_url`` is set."""
     compress_checkpoints: bool = Field(True, alias="REACH_COMPRESS_CHECKPOINTS")
     """zlib-compress checkpoint blobs in savers that store bytes (SQLite, Redis)."""
+    # workers (issue 13): the per-thread run lock
+    run_lock_wait_s: float = Field(10.0, alias="REACH_RUN_LOCK_WAIT_S")
+    """How long a run waits for another worker's run on the same thread before saying busy."""
+    run_lock_ttl_s: float = Field(30.0, alias="REACH_RUN_LOCK_TTL_S")
+    """A run lock expires this long after its last renewal (a killed worker frees it so)."""
 
     # ---- jobs and tool lifecycle (issue 14) ----------------------------------------------
     jobs_store: Literal["sqlite", "redis"] | None = Field(None, alias="REACH_JOBS_STORE")

@@ -14,6 +14,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -48,6 +49,48 @@ class Claim:
     """True: this caller owns the request and must run it and ``complete`` it."""
     record: IdempotencyRecord | None
     """The existing record when not acquired."""
+
+
+def await_settled(
+    request_id: str,
+    fingerprint: str,
+    *,
+    timeout_s: float,
+    peek: Callable[[str], IdempotencyRecord | None],
+    claim: Callable[[str, str], Claim],
+    clock: Clock = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    poll_s: float = 0.01,
+    max_poll_s: float = 0.2,
+) -> Claim:
+    """Wait for a request another run holds (``pending``) to settle, up to ``timeout_s``.
+
+    Why: two runs can reach the same request id at once (two workers resuming one
+    confirmation, a replica retrying). The loser must not answer "nothing happened" while
+    the winner is moving the money; it waits for the winner's outcome and answers with it.
+
+    Returns a ``Claim``: not acquired with the final record (answer with its result); not
+    acquired with the still-pending record (the outcome is unknown so far: say it is being
+    processed); or acquired, when the holder released the id because its call did not
+    happen, so this caller now owns it and runs the call itself. Polls with doubling
+    intervals; ``clock`` and ``sleep`` are injectable.
+    """
+    deadline = clock() + timeout_s
+    delay = poll_s
+    while True:
+        record = peek(request_id)
+        if record is None:  # released: the holder's call did not happen
+            taken = claim(request_id, fingerprint)
+            if taken.acquired or taken.record is None or taken.record.state != "pending":
+                return taken
+            record = taken.record
+        if record.state != "pending":
+            return Claim(acquired=False, record=record)
+        left = deadline - clock()
+        if left <= 0:
+            return Claim(acquired=False, record=record)
+        sleep(min(delay, left))
+        delay = min(delay * 2, max_poll_s)
 
 
 class IdempotencyStore(Protocol):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
 from nodes.tasks import Cues, SlotResult
+from nodes.text_match import normalize
 from scenarios.dates import find_date
 
 CUES: dict[str, Cues] = {
@@ -16,10 +18,19 @@ CUES: dict[str, Cues] = {
         ("看病", 1.0),
         ("看医生", 1.0),
         ("门诊", 1.0),
+        ("就诊", 1.0),
+        ("就医", 1.0),
+        ("专家号", 1.2),
+        ("医院", 0.6),
         ("医生", 0.4),
+        ("大夫", 0.4),
+        ("约个", 0.4),
+        ("约一下", 0.4),
         ("appointment", 1.2),
         ("see a doctor", 1.2),
         ("doctor", 0.4),
+        ("dentist", 0.6),
+        ("schedule", 0.4),
         ("clinic", 0.4),
     ),
 }
@@ -30,17 +41,33 @@ DEPARTMENTS = {
     "internal medicine": "内科",
     "pediatrics": "儿科",
     "dermatology": "皮肤科",
+    "dermatologist": "皮肤科",
+    "pediatrician": "儿科",
+    "paediatric": "儿科",
+    "pediatric": "儿科",
 }
 """Department names as users say them → the clinic's name."""
 DEPARTMENT_SUPPORT = 0.5
 """A department name supports an appointment."""
+SEE_DEPARTMENT_SUPPORT = 0.5
+"""Going to see a department, or booking it ("看个内科", "约明天的儿科", "book a pediatrics
+visit"), is an appointment."""
+SPLIT_VERB_SUPPORT = 1.2
+"""挂…号 with words in between ("挂一个皮肤科的号", "挂个明天上午的内科号") is 挂号."""
+_SPLIT_VERB = re.compile(r"挂[^，,。.!！?？]{0,12}?号")
+_SEE = r"(?:看|挂|约|预约|book|make|schedule|see|get)[^，,。.!！?？]{0,8}?"
 
 
 def support(text: str) -> Iterator[tuple[str, float, str]]:
     """A department in the message supports an appointment."""
-    lowered = text.lower()
-    if any(name in lowered for name in DEPARTMENTS):
+    lowered = normalize(text)
+    named = [name for name in DEPARTMENTS if name in lowered]
+    if named:
         yield "BOOK_APPOINTMENT", DEPARTMENT_SUPPORT, "department"
+        if any(re.search(_SEE + re.escape(name), lowered) for name in named):
+            yield "BOOK_APPOINTMENT", SEE_DEPARTMENT_SUPPORT, "see a department"
+    if _SPLIT_VERB.search(lowered) and "挂号" not in lowered:
+        yield "BOOK_APPOINTMENT", SPLIT_VERB_SUPPORT, "挂…号"
 
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:

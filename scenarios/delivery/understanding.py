@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import date
 
 from nodes.tasks import Cues, SlotResult
+from nodes.text_match import negated, normalize
 from tools.pii import looks_like_phone
 
 STRONG, WEAK = 1.0, 0.4
@@ -15,32 +16,77 @@ CUES: dict[str, Cues] = {
     "CHECK_ORDER_STATUS": (
         ("还没到", STRONG),
         ("没到", STRONG),
+        ("还没送", STRONG),
+        ("还不来", STRONG),
+        ("还不到", STRONG),
+        ("还没来", STRONG),
+        ("没动静", STRONG),
         ("到哪", STRONG),
+        ("在哪", STRONG),
         ("到了吗", STRONG),
+        ("到了没", STRONG),
+        ("送到没", STRONG),
         ("什么时候到", STRONG),
         ("啥时候到", STRONG),
         ("多久到", STRONG),
+        ("什么情况", STRONG),
+        ("啥情况", STRONG),
         ("状态", STRONG),
         ("进度", STRONG),
+        ("进展", STRONG),
+        ("发货", STRONG),
+        ("出餐", STRONG),
+        ("瞅", WEAK),
+        ("看看", WEAK),
+        ("送达时间", STRONG),
         ("查询订单", STRONG),
         ("查一下", STRONG),
         ("查查", STRONG),
+        ("看一下", WEAK),
+        ("看下", WEAK),
         ("物流", STRONG),
         ("帮我查", STRONG),
         ("查", WEAK),
         ("送到", WEAK),
+        ("送达", WEAK),
         ("where is my order", STRONG),
-        ("where's my order", STRONG),
+        ("wheres my order", STRONG),
         ("where is order", STRONG),
+        ("where is my", STRONG),
+        ("wheres my", STRONG),
         ("where is", WEAK),
-        ("where's", WEAK),
+        ("wheres", WEAK),
         ("status", STRONG),
         ("track", STRONG),
         ("not arrived", STRONG),
-        ("hasn't arrived", STRONG),
+        ("hasnt arrived", STRONG),
         ("has not arrived", STRONG),
+        ("hasnt come", STRONG),
+        ("isnt here", STRONG),
+        ("not here yet", STRONG),
+        ("still waiting", STRONG),
+        ("never arrived", STRONG),
+        ("never came", STRONG),
+        ("didnt arrive", STRONG),
+        ("havent received", STRONG),
+        ("havent got", STRONG),
+        ("shipped", STRONG),
+        ("dispatched", STRONG),
+        ("picked up", WEAK),
+        ("when is my", 0.6),
+        ("coming", WEAK),
         ("not here", STRONG),
+        ("still not", WEAK),
         ("when will", STRONG),
+        ("how long until", STRONG),
+        ("how long till", STRONG),
+        ("on the way", STRONG),
+        ("on its way", STRONG),
+        ("any update", STRONG),
+        ("update on", STRONG),
+        ("eta", WEAK),
+        ("get here", WEAK),
+        ("gets here", WEAK),
         ("arrive", WEAK),
         ("check", WEAK),
         ("look up", STRONG),
@@ -49,14 +95,30 @@ CUES: dict[str, Cues] = {
         ("退款", 1.2),
         ("退钱", 1.2),
         ("把钱退", 1.2),
+        ("钱退", 1.2),
         ("退费", 1.2),
+        ("退货", STRONG),
+        ("退回", STRONG),
+        ("退我", STRONG),
+        ("帮我退", STRONG),
+        ("退了吧", STRONG),
+        ("退了", STRONG),
+        ("要退", 0.8),
+        ("钱还我", 1.2),
+        ("还钱", STRONG),
+        ("还我钱", 1.2),
         ("要求退", STRONG),
-        ("不想要了", WEAK),
+        ("差价", WEAK),
         ("赔偿", WEAK),
+        ("赔", WEAK),
         ("refund", 1.2),
         ("money back", 1.2),
+        ("money returned", 1.2),
+        ("return my money", 1.2),
+        ("my money", 0.6),
         ("reimburse", STRONG),
         ("charge back", WEAK),
+        ("chargeback", WEAK),
         ("compensat", WEAK),
     ),
     "CANCEL_ORDER": (
@@ -65,37 +127,92 @@ CUES: dict[str, Cues] = {
         ("订单取消", 1.2),
         ("取消这单", 1.2),
         ("退单", 1.2),
+        ("撤单", 1.2),
+        ("撤销", STRONG),
+        ("撤了", STRONG),
+        ("撤回", STRONG),
+        ("撤掉", STRONG),
+        ("别做了", STRONG),
+        ("别送了", STRONG),
+        ("不用送了", STRONG),
         ("不要这个订单", STRONG),
-        ("取消", WEAK),
+        ("取消", 0.8),
+        ("不想要了", 0.5),
+        ("不要了", 0.5),
+        ("点错了", 0.5),
+        ("下错单", 0.5),
         ("cancel my order", 1.2),
         ("cancel the order", 1.2),
         ("cancel order", 1.2),
-        ("cancel", WEAK),
+        ("cancel", STRONG),
+        ("call off", STRONG),
+        ("scrap", 0.6),
+        ("by mistake", 0.5),
+        ("changed my mind", 0.5),
+        ("dont want it anymore", 0.6),
+        ("dont need it anymore", 0.6),
     ),
     "URGE_DELIVERY": (
         ("催单", 1.2),
         ("催一下", 1.2),
         ("催催", 1.2),
         ("帮我催", 1.2),
+        ("催", STRONG),
         ("加急", STRONG),
+        ("加快", STRONG),
+        ("督促", STRONG),
         ("快点送", STRONG),
         ("快一点", STRONG),
+        ("快点", 0.8),
+        ("快些", STRONG),
+        ("赶紧", 0.8),
+        ("赶快", 0.8),
         ("尽快送", STRONG),
-        ("太慢", WEAK),
-        ("这么慢", WEAK),
+        ("磨蹭", STRONG),
+        ("磨叽", STRONG),
+        ("太慢", 0.8),
+        ("这么慢", 0.8),
+        ("慢死", 0.8),
         ("hurry", 1.2),
         ("speed up", 1.2),
+        ("speed it up", 1.2),
+        ("speed", 0.8),
+        ("urgent", 0.6),
+        ("step on it", 1.2),
         ("rush", STRONG),
         ("urge", STRONG),
         ("chase", STRONG),
         ("faster", STRONG),
+        ("quicker", STRONG),
+        ("more quickly", STRONG),
         ("expedite", STRONG),
-        ("so slow", WEAK),
-        ("too slow", WEAK),
+        ("taking forever", 0.8),
+        ("push them", 0.8),
+        ("push the", 0.8),
+        ("so slow", 0.8),
+        ("too slow", 0.8),
     ),
 }
 
-TOPIC_CUES = ("订单号", "订单", "单号", "外卖", "order", "delivery")
+TOPIC_CUES = (
+    "订单号",
+    "订单",
+    "单号",
+    "单子",
+    "这单",
+    "外卖",
+    "骑手",
+    "配送",
+    "快递",
+    "送餐",
+    "order",
+    "delivery",
+    "package",
+    "food",
+    "rider",
+    "courier",
+    "driver",
+)
 """Words about orders in general: they raise every delivery intent equally, so they add
 certainty that the message is about an order without favouring one intent over another."""
 
@@ -110,9 +227,39 @@ _NOT_ID_AFTER_HINT = re.compile(
     re.IGNORECASE,
 )
 _NOTIFY = re.compile(
-    r"通知我|短信告诉我|发短信|发个通知|提醒我|notify me|text me|send me a (?:text|notification)",
-    re.IGNORECASE,
+    r"通知(?:我|本人|一下|一声)|提醒(?:我|本人|一下)|短信|(?:发|来)(?:个|条|一条|一个)?(?:消息|信息|微信)"
+    r"|notify|notification|text me|text我|a text|ping me|message me|alert me|buzz me|call me|call我"
+    r"|打(?:个)?电话给我|给我打(?:个)?电话"
+    r"|send me an? (?:text|message|sms|note|notification)"
 )
+"""Asking to be told when it arrives, in words that say so on their own."""
+_TELL = re.compile(
+    r"告诉我|告知|(?:跟|和|给|同)我(?:说|讲)一?声|说一声|知会"
+    r"|let me know|tell me|give me a (?:call|shout|heads up)"
+)
+"""Words that ask for a notification only after a condition ("到了告诉我", not "告诉我状态")."""
+_ARRIVAL = re.compile(
+    r"到了|送到|送达|到的时候|到时|完成后|之后|后(?:请|烦请|麻烦)?|\bwhen\b|\bonce\b|as soon as"
+)
+REFUND_SPLIT_VERB = re.compile(r"退[^，,。.!！?？不]{0,3}?(?:款|钱)")
+"""退…款 / 退…钱 with a word in between ("退个款", "退我点钱") is a refund."""
+NOTIFY_SUPPORT = 0.6
+"""An asked-for notification supports a status question (the notification rides on it)."""
+
+
+def asks_for_notification(text: str) -> bool:
+    """Say whether ``text`` asks to be notified when the order arrives ("不用通知我" does not)."""
+    normal = normalize(text)
+    for match in _NOTIFY.finditer(normal):
+        if not negated(normal, match.start()):
+            return True
+    for match in _TELL.finditer(normal):
+        arrival = _ARRIVAL.search(normal)
+        if arrival is None or negated(normal, match.start()):
+            continue
+        if arrival.start() < match.start() or arrival.group().strip().isascii():
+            return True
+    return False
 
 
 def find_order_ids(text: str) -> tuple[list[str], list[str]]:
@@ -156,12 +303,19 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
     if found:
         for intent in CUES:
             yield intent, ORDER_ID_SUPPORT.get(intent, ORDER_ID_DEFAULT_SUPPORT), "order id"
+    normal = normalize(text)
+    split = REFUND_SPLIT_VERB.search(normal)
+    if split and split.group() not in ("退款", "退钱") and not negated(normal, split.start()):
+        yield "REQUEST_REFUND", 1.2, "退…款"
+    if asks_for_notification(text):
+        yield "CHECK_ORDER_STATUS", NOTIFY_SUPPORT, "notify"
 
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:
     """Find the order id; a malformed or ambiguous one is reported, never guessed."""
     found, rejected = find_order_ids(text)
-    extra = {"notify": "sms"} if intent == "CHECK_ORDER_STATUS" and _NOTIFY.search(text) else {}
+    notify = intent == "CHECK_ORDER_STATUS" and asks_for_notification(text)
+    extra = {"notify": "sms"} if notify else {}
     if len(found) == 1:
         return SlotResult(slots={"order_id": found[0], **extra})
     if len(found) > 1:

@@ -28,6 +28,7 @@ SCENARIO = Scenario(
     grants={"customer": frozenset({"flight:book"})},
     cues=understanding.CUES,
     extract=understanding.extract,
+    support=understanding.support,
     wording=WORDING,
     describe=DESCRIBE,
     seed=SEED,

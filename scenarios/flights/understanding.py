@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
 from nodes.tasks import Cues, SlotResult
+from nodes.text_match import normalize
 from scenarios.dates import find_date
 from scenarios.gazetteer import city_pattern
 from tools.vault import id_card_problem, mask_id_card
@@ -26,8 +28,13 @@ CUES: dict[str, Cues] = {
         ("fly to", 1.0),
         ("fly from", 1.0),
         ("passenger", 0.4),
+        ("ticket", 0.4),
+        ("机位", 0.4),
     ),
 }
+FLY_SUPPORT, ROUTE_SUPPORT = 1.0, 0.6
+"""Flying to a city is a flight request ("明天飞广州", "fly to Beijing"); a bare route
+("from Shanghai to Chengdu", "从上海到北京") only supports one: it could be a train."""
 
 _NAME_ZH = re.compile(
     r"(?:乘客|旅客|乘机人|名字是|名字叫|姓名[是:：]?|我叫)\s*(?:是|为|叫)?\s*"
@@ -35,6 +42,18 @@ _NAME_ZH = re.compile(
 )
 _NAME_EN = re.compile(r"passenger(?:'s name)?(?: is| name is|:)?\s+([A-Z][a-z]+(?: [A-Z][a-z]+)*)")
 _ID_NUMBER = re.compile(r"(?<![0-9])(\d{17}[\dXx])(?![0-9])")
+
+
+def support(text: str) -> Iterator[tuple[str, float, str]]:
+    """Flying to or from a city supports a flight booking; a route from A to B a little."""
+    cities = city_pattern()
+    normal = normalize(text)
+    if re.search(
+        rf"(?:飞往?|(?:fly|flying|flight|flights)\s+(?:to|from)\s*)(?:{cities})", normal, re.I
+    ):
+        yield "BOOK_FLIGHT", FLY_SUPPORT, "fly to a city"
+    elif re.search(rf"(?:从|from\s+)(?:{cities})\s*(?:出发)?\s*(?:到|去|to\s)", normal, re.I):
+        yield "BOOK_FLIGHT", ROUTE_SUPPORT, "route"
 
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:

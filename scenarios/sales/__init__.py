@@ -22,6 +22,7 @@ SCENARIO = Scenario(
     grants={"analyst": frozenset({"report:read"})},
     cues=understanding.CUES,
     extract=understanding.extract,
+    support=understanding.support,
     wording=WORDING,
     describe=DESCRIBE,
     seed=SEED,

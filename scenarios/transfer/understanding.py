@@ -18,15 +18,27 @@ CUES: dict[str, Cues] = {
         ("打款", 1.0),
         ("转给", 1.0),
         ("付款给", 1.0),
+        ("打钱", 1.2),
+        ("转笔", 1.0),
+        ("转一笔", 1.0),
+        ("房租", 0.4),
+        ("对方账户", 0.6),
+        ("另一个账户", 0.6),
+        ("汇", 0.6),
         ("转", 0.4),
         ("transfer", 1.2),
         ("send money", 1.2),
+        ("move money", 1.2),
         ("wire", 1.0),
+        ("another account", 0.6),
         ("pay ", 0.4),
     ),
 }
 ACCOUNT_SUPPORT = 0.5
 """An account number (ACC-NNNN) supports a transfer."""
+AMOUNT_TO_ACCOUNT_SUPPORT = 0.5
+"""An amount of money together with an account number is a transfer stated without a verb
+("send 500 yuan to ACC-2001", "往 ACC-3001 汇 3000 元")."""
 
 _ACCOUNT = re.compile(r"(?<![A-Za-z0-9])ACC-\d{4}(?!\d)", re.IGNORECASE)
 _AMOUNT = re.compile(
@@ -40,6 +52,8 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
     """An account number in the message supports a transfer."""
     if _ACCOUNT.search(text):
         yield "TRANSFER_MONEY", ACCOUNT_SUPPORT, "account"
+        if _AMOUNT.search(text):
+            yield "TRANSFER_MONEY", AMOUNT_TO_ACCOUNT_SUPPORT, "amount to an account"
 
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:

@@ -45,6 +45,10 @@ WORDING: Wording = {
         "zh": "转账未能完成清算，款项已原路退回您的账户，请稍后再试。",
         "en": "The transfer could not be cleared, so the money was returned to your account. Please try again later.",
     },
+    "transfer_in_progress": {
+        "zh": "这笔转账正在处理中，结果暂时无法确认，请勿重复转账；稍后可在交易记录中查看，或凭参考号 {request_id} 向人工客服查询。",
+        "en": "This transfer is still being processed and its outcome is not known yet. Please don't send it again; check your transaction history later, or ask an agent with reference {request_id}.",
+    },
     "transfer_failed": {
         "zh": "转账暂时无法完成，没有扣款，请稍后再试。",
         "en": "The transfer can't be completed right now; nothing was taken.",
@@ -85,6 +89,8 @@ def describe_transfer(result: ToolResult, state: AgentState, speaker: Speaker) -
             to_account=data.get("to_account", ""),
             transfer_id=data.get("transfer_id", ""),
         )
+    if result.get("status") == "unknown":  # it may have happened: never say nothing was taken
+        return speaker.say("transfer_in_progress", request_id=result.get("request_id", ""))
     if reason == "wrong_pin":
         return speaker.say("transfer_wrong_pin")
     if reason == "insufficient":

@@ -19,10 +19,38 @@ CUES: dict[str, Cues] = {
         ("冷不冷", 1.0),
         ("热不热", 1.0),
         ("带伞", 1.0),
+        ("打伞", 1.0),
+        ("天儿", 1.0),
+        ("的天", 0.6),
+        ("刮风", 1.0),
+        ("风大", 1.0),
+        ("晴天", 1.0),
+        ("出太阳", 1.0),
+        ("太阳", 0.6),
+        ("阴天", 1.0),
+        ("雾霾", 1.0),
+        ("几度", 1.0),
+        ("多少度", 1.0),
+        ("热吗", 0.8),
+        ("热死", 0.8),
+        ("冷死", 0.8),
+        ("冷吗", 0.8),
+        ("热不", 0.8),
+        ("冷不", 0.8),
         ("weather", 1.2),
         ("temperature", 1.0),
         ("forecast", 1.0),
         ("raining", 1.0),
+        ("sunny", 1.0),
+        ("windy", 1.0),
+        ("snow", 1.0),
+        ("snowing", 1.0),
+        ("cold", 0.4),
+        ("hot", 0.4),
+        ("warm", 0.4),
+        ("how hot", 1.0),
+        ("how cold", 1.0),
+        ("degrees", 0.6),
         ("rain", 0.4),
         ("umbrella", 0.4),
     ),
@@ -37,6 +65,7 @@ _CITY_EN = re.compile(
     re.IGNORECASE,
 )
 _EN_FILLERS = {"please", "today", "tomorrow", "now", "tonight", "right", "this", "week", "like"}
+_TRAVEL = r"(?:去|到|飞往?|从|前往|回|\bto|\bfrom)"
 _NOT_CITY = ("今天", "明天", "现在", "这里", "那边", "外面", "最近")
 
 
@@ -58,8 +87,12 @@ def find_city(text: str) -> str | None:
 
 
 def support(text: str) -> Iterator[tuple[str, float, str]]:
-    """A city in the message supports a weather question."""
-    if find_city(text):
+    """A city in the message supports a weather question, unless it is where one goes.
+
+    "去北京", "飞上海", "to Beijing", "from Shanghai" name a route, not a place to ask about.
+    """
+    city = find_city(text)
+    if city and not re.search(rf"{_TRAVEL}\s*{re.escape(city)}", text, re.IGNORECASE):
         yield "QUERY_WEATHER", CITY_SUPPORT, "city"
 
 

@@ -90,7 +90,6 @@ def test_transient_failure_then_success_through_reflect_refine(make_app):
     assert visited == [
         "intent",
         "slot_filling",
-        "propose",
         "tool",
         "reflect_refine",
         "tool",
@@ -129,7 +128,6 @@ def test_non_retryable_failure_hands_over_at_once(make_app):
     assert nodes_visited(app, "OD-20240618-001 到哪了") == [
         "intent",
         "slot_filling",
-        "propose",
         "tool",
         "handoff",
     ]

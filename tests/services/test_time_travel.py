@@ -153,7 +153,7 @@ def test_cli_history_rollback_fork_replay(tmp_path):
     run("chat", "--thread", "c1", stdin="我的订单怎么还没到？\nOD-20240618-001\n")
     table = run("history", "c1")
     rows = [line for line in table.splitlines() if "│" in line and "checkpoint" not in line]
-    assert len(rows) == 13  # two turns: input, start, and each node (propose included)
+    assert len(rows) == 12  # two turns: input, start, and each node
     before_tool = next(line for line in rows if line.split("│")[5].strip() == "tool")
     checkpoint = before_tool.split("│")[2].strip()
     forked = run(

@@ -1,0 +1,199 @@
+"""A private PostgreSQL cluster and Aegra replicas, started for the served-replica tests.
+
+PostgreSQL comes from Debian (``apt-get install -y postgresql`` when missing and we are root);
+the cluster is private (``initdb`` into a temporary directory, its own port, trust auth on
+loopback) and runs as the ``postgres`` user when the tests run as root (``initdb`` refuses
+root). Aegra (``uv sync --group aegra``) serves the project's graph and auth; each replica is
+a uvicorn process, started one after another because concurrent starts race on Aegra's
+migrations.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+from tests.services.redis_servers import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Unavailable(RuntimeError):
+    """PostgreSQL or Aegra cannot be had here; the tests skip with this message."""
+
+
+def postgres_bin() -> Path:
+    """Return PostgreSQL's bin directory, installing the Debian package if it is missing."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not found and os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run(
+            ["apt-get", "install", "-y", "-q", "postgresql"],
+            check=False,
+            capture_output=True,
+            timeout=900,
+            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+        )
+        found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not found:
+        msg = "PostgreSQL is not installed and could not be (needs root and apt-get postgresql)"
+        raise Unavailable(msg)
+    return found[-1].parent
+
+
+def _as_postgres(args: list[str]) -> list[str]:
+    if os.geteuid() != 0:
+        return args
+    runner = shutil.which("runuser")
+    if runner is None:
+        msg = "running as root without runuser: cannot start PostgreSQL as the postgres user"
+        raise Unavailable(msg)
+    return [runner, "-u", "postgres", "--", *args]
+
+
+class Postgres:
+    """One private PostgreSQL cluster with a database ``aegra``."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.bin = postgres_bin()
+        if os.geteuid() == 0:
+            # the postgres user cannot enter pytest's root-only temp tree: use a fresh dir
+            workdir = Path(tempfile.mkdtemp(prefix="reach-pg-"))
+        self.workdir = workdir
+        self.port = free_port()
+        self.data = workdir / "data"
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres:postgres@127.0.0.1:{self.port}/aegra"
+
+    def start(self) -> Postgres:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            shutil.chown(self.workdir, "postgres")
+        run = {"check": True, "capture_output": True, "timeout": 300}
+        subprocess.run(
+            _as_postgres(
+                [str(self.bin / "initdb"), "-D", str(self.data), "--auth=trust", "-U", "postgres"]
+            ),
+            **run,  # type: ignore[call-overload]
+        )
+        options = f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1"
+        subprocess.run(
+            _as_postgres(
+                [
+                    str(self.bin / "pg_ctl"),
+                    "-D",
+                    str(self.data),
+                    "-o",
+                    options,
+                    "-l",
+                    str(self.workdir / "log"),
+                    "-w",
+                    "start",
+                ]
+            ),
+            **run,  # type: ignore[call-overload]
+        )
+        psql = [str(self.bin / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"]
+        subprocess.run([*psql, "-c", "CREATE DATABASE aegra"], **run)  # type: ignore[call-overload]
+        return self
+
+    def stop(self) -> None:
+        subprocess.run(
+            _as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "stop"]),
+            check=False,
+            capture_output=True,
+            timeout=120,
+        )
+        if os.geteuid() == 0:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def aegra_config(workdir: Path) -> Path:
+    """Write the Aegra config: our graph and auth from ``langgraph.json``, absolute paths.
+
+    ``langgraph.json``'s ``http.app`` (``graph/http_app.py``, a Starlette app serving
+    ``/metrics``) is left out: Aegra 0.6.0 mounts only FastAPI instances and refuses to start
+    with it ("Custom apps must be FastAPI instances").
+    """
+    config = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
+    config.pop("http", None)
+    config["graphs"] = {
+        name: str(ROOT / spec.removeprefix("./")) for name, spec in config["graphs"].items()
+    }
+    config["auth"]["path"] = str(ROOT / config["auth"]["path"].removeprefix("./"))
+    path = workdir / "aegra.json"
+    path.write_text(json.dumps(config, indent=1), encoding="utf-8")
+    return path
+
+
+@contextlib.contextmanager
+def aegra_replicas(workdir: Path, env: dict[str, str], count: int = 2) -> Iterator[list[str]]:
+    """Start ``count`` Aegra replicas one after another; yield their base URLs."""
+    try:
+        import aegra_api  # noqa: F401, PLC0415
+    except ImportError as exc:
+        msg = "Aegra is not installed: uv sync --group aegra"
+        raise Unavailable(msg) from exc
+    config = aegra_config(workdir)
+    procs: list[subprocess.Popen[bytes]] = []
+    urls: list[str] = []
+    try:
+        for index in range(count):
+            port = free_port()
+            log = (workdir / f"aegra-{index}.log").open("ab")
+            full = {**os.environ, **env, "AEGRA_CONFIG": str(config), "PYTHONPATH": str(ROOT)}
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "uvicorn",
+                        "aegra_api.main:app",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        str(port),
+                    ],
+                    cwd=workdir,
+                    env=full,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
+            url = f"http://127.0.0.1:{port}"
+            _wait_up(url, procs[-1], workdir / f"aegra-{index}.log")  # migrations: one at a time
+            urls.append(url)
+        yield urls
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def _wait_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            msg = f"Aegra exited ({proc.returncode}):\n{log.read_text(errors='replace')[-3000:]}"
+            raise RuntimeError(msg)
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{url}/info", timeout=2).status_code == 200:
+                return
+        time.sleep(0.5)
+    msg = f"Aegra did not come up at {url}"
+    raise RuntimeError(msg)

@@ -1,0 +1,144 @@
+"""Served on Aegra: two replicas on one PostgreSQL and one Redis serve our graph and auth.
+
+A conversation hops between replicas; a transfer interrupted on A is approved through B and
+made once; and both replicas resuming one confirmation at once (Aegra does not serialize
+runs on a thread) move the money once and both tell the truth. Skipped with the reason when
+PostgreSQL or Aegra cannot be had.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from typing import Any
+
+import pytest
+from langgraph_sdk import get_sync_client
+
+from tests.helpers import open_database
+from tests.services.aegra_servers import Postgres, Unavailable, aegra_replicas
+from tests.services.redis_servers import RedisServer
+from tools.db import Database
+from tools.settings import Settings
+from tools.tokens import issue_token
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SECRET = "aegra-test-secret-0123456789abcdef-XYZ"
+VAULT = "aegra-vault-secret-0123456789abcdef-XYZ"
+DONE = "已向李四（ACC-2001）转账 500.00 元"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("aegra")
+    try:
+        postgres = Postgres(root / "pg").start()
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    redis = RedisServer(root / "redis").start()
+    data = root / "data"
+    open_database(data / "business.db").close()
+    env = {
+        "DATABASE_URL": postgres.url,
+        "REDIS_URL": redis.url,
+        "REACH_DATA_DIR": str(data),
+        "REACH_AUTH_SECRET": SECRET,
+        "REACH_VAULT_SECRET": VAULT,
+    }
+    try:
+        with aegra_replicas(root, env) as urls:
+            yield {"urls": urls, "db": Database(data / "business.db")}
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    finally:
+        redis.stop()
+        postgres.stop()
+
+
+def clients(served: dict[str, Any], user: str = "u_10001") -> tuple[Any, Any]:
+    token = issue_token(user, "customer", 600, settings=Settings(REACH_AUTH_SECRET=SECRET))
+    a, b = served["urls"]
+    return get_sync_client(url=a, api_key=token), get_sync_client(url=b, api_key=token)
+
+
+def say(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+def reply(out: dict[str, Any]) -> str:
+    messages = [m for m in out.get("messages") or [] if m.get("type") == "ai"]
+    return str(messages[-1]["content"]) if messages else ""
+
+
+def moved(db: Database) -> int:
+    return db.query("SELECT COUNT(*) AS n FROM transfers WHERE to_account = 'ACC-2001'")[0]["n"]
+
+
+def balance(db: Database, account: str) -> int:
+    row = db.query_one("SELECT balance_cents FROM accounts WHERE account_id = ?", (account,))
+    assert row is not None
+    return int(row["balance_cents"])
+
+
+def test_a_conversation_hops_between_replicas_and_a_transfer_is_made_once(served):
+    a, b = clients(served)
+    db = served["db"]
+    thread = a.threads.create()["thread_id"]
+    first = a.runs.wait(thread, "agent", input=say("OD-20240618-001 到哪了"))
+    assert "正在配送中" in reply(first)
+    before, count = balance(db, "ACC-1001"), moved(db)
+    asked = b.runs.wait(thread, "agent", input=say("帮我转500元给ACC-2001，密码123456"))
+    assert asked.get("__interrupt__"), asked  # the confirmation, asked on B
+    done = a.runs.wait(thread, "agent", command={"resume": "确认"})  # approved through A
+    assert DONE in reply(done)
+    assert moved(db) == count + 1 and balance(db, "ACC-1001") == before - 50_000
+    again = b.runs.wait(thread, "agent", input=say("OD-20240618-001 到哪了"))
+    assert "正在配送中" in reply(again)  # the thread goes on, on B
+
+
+def test_a_refund_interrupted_on_a_and_approved_through_b_is_made_once(served):
+    a, b = clients(served)
+    db = served["db"]
+    thread = a.threads.create()["thread_id"]
+    asked = a.runs.wait(thread, "agent", input=say("订单 OD-20240618-002 送到了但是洒了，我要退款"))
+    assert asked.get("__interrupt__"), asked
+    assert db.query("SELECT COUNT(*) AS n FROM refunds")[0]["n"] == 0  # not before approval
+    b.runs.wait(thread, "agent", command={"resume": "确认退款"})
+    rows = db.query("SELECT order_id, user_id FROM refunds")
+    assert rows == [{"order_id": "OD-20240618-002", "user_id": "u_10001"}]
+
+
+def test_both_replicas_resume_one_confirmation_at_once_and_both_tell_the_truth(served):
+    a, b = clients(served)
+    db = served["db"]
+    thread = a.threads.create()["thread_id"]
+    asked = a.runs.wait(thread, "agent", input=say("帮我转500元给ACC-2001，密码123456"))
+    assert asked.get("__interrupt__"), asked
+    before, count = balance(db, "ACC-1001"), moved(db)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        answers = list(
+            pool.map(
+                lambda client: client.runs.wait(thread, "agent", command={"resume": "确认"}),
+                (a, b),
+            )
+        )
+    assert moved(db) == count + 1 and balance(db, "ACC-1001") == before - 50_000
+    print("concurrent answers:", [reply(out) for out in answers])
+    for out in answers:
+        text = reply(out)
+        assert "没有扣款" not in text, text  # never "nothing was taken" while money moved
+        assert DONE in text or "正在处理中" in text, text
+
+
+def test_identity_comes_from_the_token_even_through_runs_wait(served):
+    """Aegra 0.6.0's runs.wait skips the create_run handler; the graph still ignores a
+    client-written identity because the server put the token's user in the config."""
+    a, _ = clients(served, user="u_10001")
+    thread = a.threads.create()["thread_id"]
+    out = a.runs.wait(
+        thread,
+        "agent",
+        input=say("帮我查 OD-20240619-003"),  # Bob's order
+        context={"user_id": "u_10002", "user_role": "customer"},  # a claim to be Bob
+    )
+    assert "没有找到" in reply(out), reply(out)

@@ -1,0 +1,156 @@
+"""The rules on the labelled set: accuracy, UNKNOWN precision, and the notification asked for.
+
+Thresholds are the issue's bar (95% overall, every intent at least 85%) and what the rules
+reach minus a small margin (UNKNOWN precision 0.929 measured; the held-out phrasings 0.975).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from eval.intent_accuracy import load, measure
+from eval.intent_split import HOLDOUT, split
+from nodes.tasks import ScenarioSet
+from nodes.text_match import negated, normalize, sound_alike
+from nodes.understanding import RuleBasedUnderstanding
+from scenarios import SCENARIOS
+
+U = RuleBasedUnderstanding(ScenarioSet(SCENARIOS))
+ROWS = load()
+REPORT = measure(U, ROWS)
+
+
+def test_overall_accuracy_is_at_least_95_percent():
+    assert REPORT["n"] >= 300
+    assert REPORT["accuracy"] >= 0.95, REPORT["errors"]
+
+
+def test_unknown_precision_stays_where_it_got():
+    # Before this work: precision 0.516, recall 0.889. Small talk must still trigger nothing.
+    assert REPORT["unknown_precision"] >= 0.90
+    assert REPORT["unknown_recall"] >= 0.90
+
+
+def test_every_intent_is_recognized_at_least_85_percent_of_the_time():
+    low = {k: v for k, v in REPORT["per_intent"].items() if v < 0.85}
+    assert not low, low
+
+
+def test_the_notification_is_found_exactly_when_asked():
+    assert REPORT["notify_accuracy"] == 1.0
+
+
+def test_phrasings_written_before_tuning_are_understood():
+    report = measure(U, load(HOLDOUT))
+    assert report["n"] == 40
+    assert report["accuracy"] >= 0.9, report["errors"]
+
+
+def test_the_held_out_fifth_is_understood():
+    _, held = split(ROWS)
+    assert measure(U, held)["accuracy"] >= 0.88
+
+
+def test_named_intents_are_confident_on_average():
+    right = [U.classify(r["text"]).confidence for r in ROWS if r["intent"] != "UNKNOWN"]
+    assert sum(right) / len(right) > 0.7
+    assert REPORT["brier"] < 0.2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "OD-20240618-001 到了通知我",
+        "到了跟我说一声",
+        "外卖到了麻烦提醒我一下",
+        "送到的时候记得给我发条短信",
+        "配送完成后烦请告知",
+        "到了给我发个notification",
+        "order 到了 text 我一下",
+        "text me when my food is delivered",
+        "ping me when it's at my door",
+        "let me know when order 202506001 gets here",
+        "送到以后微信告诉我一声",
+    ],
+)
+def test_the_notification_is_asked_for_in_other_words(text):
+    result = U.classify(text)
+    assert result.intent == "CHECK_ORDER_STATUS"
+    assert U.extract_slots(text, "CHECK_ORDER_STATUS").slots.get("notify") == "sms"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "不用通知我，查下订单OD-20240601-001就行",
+        "别通知我了，就查一下到哪了",
+        "烦请告知订单预计送达时间",
+        "where is my order? no need to notify me",
+        "OD-20240618-001 到哪了",
+    ],
+)
+def test_no_notification_unless_asked(text):
+    assert U.classify(text).intent == "CHECK_ORDER_STATUS"
+    assert "notify" not in U.extract_slots(text, "CHECK_ORDER_STATUS").slots
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("不要退款，帮我催一下就行", "URGE_DELIVERY"),
+        ("I don't want a refund, just tell me where my order is", "CHECK_ORDER_STATUS"),
+        ("我不取消，你让他快点送", "URGE_DELIVERY"),
+        ("don't cancel anything, I was just asking", "UNKNOWN"),
+        ("不退了，也不用查了", "UNKNOWN"),
+        ("广州会不会下雨啊", "QUERY_WEATHER"),  # an A不A question is not a negation
+    ],
+)
+def test_a_negated_cue_does_not_trigger_its_intent(text, intent):
+    assert U.classify(text).intent == intent
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("外卖怎么还没送到", "CHECK_ORDER_STATUS"),
+        ("骑手太慢了 OD-20240618-001", "URGE_DELIVERY"),
+        ("I need a flight to Beijing", "BOOK_FLIGHT"),
+        ("挂一个皮肤科的号", "BOOK_APPOINTMENT"),
+        ("挂6月20号儿科的号", "BOOK_APPOINTMENT"),
+        ("取消订单 OD-20240618-001", "CANCEL_ORDER"),
+        ("cancel my order please", "CANCEL_ORDER"),
+        ("申请退宽", "REQUEST_REFUND"),
+        ("取xiao订单", "CANCEL_ORDER"),
+        ("帮我 track 一下外卖", "CHECK_ORDER_STATUS"),
+        ("ＲＥＦＵＮＤ please", "REQUEST_REFUND"),
+        ("北京有什么好玩的", "UNKNOWN"),
+        ("book a hotel in Beijing", "UNKNOWN"),
+    ],
+)
+def test_the_phrasings_the_issue_names(text, intent):
+    assert U.classify(text).intent == intent
+
+
+def test_cancel_does_not_take_refund_or_urge_requests():
+    for row in ROWS:
+        if row["intent"] in {"REQUEST_REFUND", "URGE_DELIVERY"}:
+            assert U.classify(row["text"]).intent != "CANCEL_ORDER", row["text"]
+
+
+def test_normalization_folds_width_case_apostrophes_and_spaces_in_chinese():
+    assert normalize("Where’s my ＯＲＤＥＲ") == "wheres my order"
+    assert normalize("骑手 太慢  了, ok now") == "骑手太慢了, ok now"
+
+
+def test_homophones_and_pinyin_sound_alike():
+    assert sound_alike("退宽") == sound_alike("退款")
+    assert sound_alike("取xiao订单") == sound_alike("取消订单")
+    assert sound_alike("退款") != sound_alike("转账")
+
+
+def test_negation_scope():
+    text = normalize("不用查了，直接给我退款")
+    assert negated(text, text.index("查"))
+    assert not negated(text, text.index("退款"))
+    text = normalize("why hasn't my order arrived")
+    assert not negated(text, text.index("arrive"))
