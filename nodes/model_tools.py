@@ -21,6 +21,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from langchain_core.messages import HumanMessage
+
 
 class ParsedCall(TypedDict):
     """One tool call, whatever shape the model wrote it in."""
@@ -235,8 +237,6 @@ def call_with_repair(
     repairing a hallucinated tool name would invite another guess. Calls still invalid after
     the repair round are refused; a valid call repeated in the second answer runs once.
     """
-    from langchain_core.messages import HumanMessage
-
     answer = invoke(list(messages))
     conversation = [*messages, answer]
     valid, refused, errors = _evaluate(answer, known_tools, validate)

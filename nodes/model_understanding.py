@@ -38,11 +38,18 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Literal
 
+from langchain_openai import ChatOpenAI
+from langgraph.errors import GraphBubbleUp
+from pydantic import SecretStr
+
+from cli.model import LOCAL_MODEL_NAME, local_base_url
+from nodes.tasks import ScenarioSet
 from nodes.understanding import IntentResult, SlotResult, Understanding, detect_language
 
 UNKNOWN = "UNKNOWN"
@@ -64,16 +71,15 @@ class IntentOption:
     """Slot name → what it is (shown to the model)."""
     flags: Mapping[str, str] = field(default_factory=dict)
     """On-request yes/no slots (e.g. ``notify`` → "the user asks to be told when it arrives");
-    set to ``True`` when the model says so."""
+    set to ``flag_values[name]`` (``True`` by default) when the model says so."""
+    flag_values: Mapping[str, Any] = field(default_factory=dict)
+    """The slot value a raised flag stands for (the on-request tool's default, e.g. ``sms``)."""
 
 
 @dataclass(frozen=True)
 class ModelIntentResult(IntentResult):
-    """An ``IntentResult`` that says where it came from and what went wrong."""
+    """An ``IntentResult`` with what the model said (``source``/``error`` are on the base)."""
 
-    source: Source = "model"
-    error: str | None = None
-    """Why the model's answer was not used (the rules answered instead)."""
     model_intent: str | None = None
     """What the model said, even when it was not used."""
     label_probability: float | None = None
@@ -243,13 +249,9 @@ def make_chat_model(
     logprobs: bool = True,
 ) -> Any:
     """A ``ChatOpenAI`` with every limit set (``max_tokens`` always: small models run on)."""
-    from langchain_openai import ChatOpenAI
-
     options: dict[str, Any] = {}
     if logprobs:
         options.update(logprobs=True, top_logprobs=3)
-    from pydantic import SecretStr
-
     return ChatOpenAI(
         model=model,
         base_url=base_url,
@@ -262,19 +264,30 @@ def make_chat_model(
     )
 
 
-def chat_model_from_settings(settings: Any, node: str = "intent") -> Any | None:
-    """The chat model a node should use, or ``None`` for rules (``REACH_<NODE>_MODEL``)."""
-    choice = getattr(settings, f"{node}_model", None) or settings.model
-    if choice in ("rules", "template"):
+MIXED = "mixed"
+"""``mixed`` or ``mixed:<model>``: the rules first, the model only below ``THRESHOLD``."""
+
+
+def parse_choice(choice: str | None) -> tuple[str | None, bool]:
+    """Split a model choice into (model name or ``None`` for rules, mixed?)."""
+    if not choice or choice in ("rules", "template"):
+        return None, False
+    if choice == MIXED or choice.startswith(MIXED + ":"):
+        return choice.partition(":")[2] or "local", True
+    return choice, False
+
+
+def chat_model_for(choice: str | None, settings: Any) -> Any | None:
+    """Build the chat model ``choice`` names (``local`` is the fetched local server)."""
+    name, _ = parse_choice(choice)
+    if name is None:
         return None
     base_url = settings.base_url
-    if choice == "local":
-        from cli.model import LOCAL_MODEL_NAME, local_base_url
-
-        choice, base_url = LOCAL_MODEL_NAME, base_url or local_base_url(settings)
+    if name == "local":
+        name, base_url = LOCAL_MODEL_NAME, base_url or local_base_url(settings)
     key = settings.api_key.get_secret_value() if settings.api_key else None
     return make_chat_model(
-        model=choice,
+        model=name,
         base_url=base_url,
         api_key=key,
         temperature=settings.temperature,
@@ -284,11 +297,97 @@ def chat_model_from_settings(settings: Any, node: str = "intent") -> Any | None:
     )
 
 
+def node_choice(settings: Any, node: str, run_model: str | None = None) -> str:
+    """The choice for one node: the run's ``Context.model``, else ``REACH_<NODE>_MODEL``.
+
+    ``reply`` is ``template`` unless ``REACH_REPLY_MODEL`` names a model (a run's choice does
+    not turn phrasing on); every other node follows ``REACH_MODEL`` when it has no own setting.
+    """
+    if node == "reply":
+        return getattr(settings, "reply_model", None) or "template"
+    if run_model:
+        return run_model
+    return getattr(settings, f"{node}_model", None) or settings.model
+
+
+def chat_model_from_settings(settings: Any, node: str = "intent") -> Any | None:
+    """The chat model a node should use, or ``None`` for rules (``REACH_<NODE>_MODEL``)."""
+    return chat_model_for(node_choice(settings, node), settings)
+
+
+def options_from_scenarios(catalog: ScenarioSet) -> list[IntentOption]:
+    """Describe every task of the scenarios for the model, from the scenario contract.
+
+    The labels are the scenarios' ``intent.<X>`` wording, the slots the task's required
+    slots described by the task tool's pydantic parameter model, and the flags its on-request
+    slots (described by the on-request tool, whose ``channel`` default is the flag's value).
+    """
+    cards = {card.name: card for card in catalog.cards()}
+    for agent_cards in catalog.agent_cards.values():
+        cards.update({card.name: card for card in agent_cards})
+    options: list[IntentOption] = []
+    for intent, task in catalog.tasks.items():
+        card = cards.get(task.tool)
+        slots = {name: _field_description(card, name) for name in task.required_slots}
+        flags: dict[str, str] = {}
+        values: dict[str, Any] = {}
+        for slot, tool in task.on_request:
+            extra = cards.get(tool)
+            what = extra.description if extra is not None else tool
+            flags[slot] = f"true only if the user explicitly asks for this as well: {what}"
+            channel = extra.parameters.model_fields.get("channel") if extra else None
+            values[slot] = channel.default if channel and channel.default else True
+        options.append(
+            IntentOption(
+                intent=intent,
+                label_zh=catalog.wording(f"intent.{intent}", "zh") or intent,
+                label_en=catalog.wording(f"intent.{intent}", "en") or intent,
+                slots=slots,
+                flags=flags,
+                flag_values=values,
+            )
+        )
+    return options
+
+
+def _field_description(card: Any, name: str) -> str:
+    """A parameter's description from the tool's pydantic model, or its name."""
+    if card is None:
+        return name
+    info = card.parameters.model_fields.get(name)
+    description = (info.description if info is not None else None) or name
+    return " ".join(description.split())[:200]
+
+
+def build_understanding(
+    choice: str | None,
+    settings: Any,
+    catalog: ScenarioSet,
+    rules: Understanding,
+    *,
+    today: Callable[[], date] = date.today,
+    llm: Any = None,
+) -> Understanding:
+    """The recognizer ``choice`` names: the rules, a model over the rules, or mixed."""
+    name, mixed = parse_choice(choice)
+    if name is None:
+        return rules
+    model = llm if llm is not None else chat_model_for(choice, settings)
+    return ModelUnderstanding(
+        model,
+        options_from_scenarios(catalog),
+        rules,
+        today=today,
+        consult_below=THRESHOLD if mixed else None,
+    )
+
+
 class ModelFailure(Exception):
     """The model's answer cannot be used; the message goes into ``error``."""
 
 
-def _describe(error: BaseException) -> str:
+def describe_error(error: BaseException) -> str:
+    """One line for the protocol: the error's type, HTTP status and first line."""
     name = type(error).__name__
     status = getattr(error, "status_code", None)
     text = str(error).splitlines()[0][:160] if str(error) else ""
@@ -332,8 +431,8 @@ class ModelUnderstanding:
         self._slot_runnables: dict[str, Any] = {}
         self._flags: dict[str, dict[str, bool]] = {}
         """On-request flags the model set, by message text (the last 64 messages)."""
-        self.calls: list[dict[str, Any]] = []
-        """One record per model call: step, outcome, error (for the protocol and the eval)."""
+        self.calls: deque[dict[str, Any]] = deque(maxlen=256)
+        """The latest model calls: step, outcome, error (for the protocol and the eval)."""
 
     # ---- schema and prompt ---------------------------------------------------------------
     def _default_prompt(self) -> str:
@@ -389,21 +488,19 @@ class ModelUnderstanding:
         self, runnable: Any, messages: list[tuple[str, str]], step: str
     ) -> tuple[dict[str, Any], Any]:
         """Run one structured call; return (parsed, raw message) or raise ``ModelFailure``."""
-        from langgraph.errors import GraphBubbleUp
-
         try:
             out = runnable.invoke(messages)
         except GraphBubbleUp:
             raise
         except Exception as error:  # noqa: BLE001 - any model failure falls back to rules
-            self.calls.append({"step": step, "ok": False, "error": _describe(error)})
-            raise ModelFailure(_describe(error)) from error
+            self.calls.append({"step": step, "ok": False, "error": describe_error(error)})
+            raise ModelFailure(describe_error(error)) from error
         raw, parsed = out.get("raw"), out.get("parsed")
         refusal = (getattr(raw, "additional_kwargs", None) or {}).get("refusal")
         if refusal:
             problem = f"refusal: {str(refusal)[:120]}"
         elif out.get("parsing_error") is not None:
-            problem = f"invalid output: {_describe(out['parsing_error'])}"
+            problem = f"invalid output: {describe_error(out['parsing_error'])}"
         elif not isinstance(parsed, dict):
             problem = f"invalid output: {str(getattr(raw, 'content', ''))[:120]!r}"
         else:
@@ -500,7 +597,11 @@ class ModelUnderstanding:
         """Rules first; the model fills what they missed, and only with evidenced values."""
         rules = self.fallback.extract_slots(text, intent)
         option = self.options.get(intent)
-        flags = {k: v for k, v in self._flags.get(text, {}).items() if option and k in option.flags}
+        flags = {
+            k: option.flag_values.get(k, v)
+            for k, v in self._flags.get(text, {}).items()
+            if option and k in option.flags
+        }
         base = {**flags, **rules.slots}
         if option is None:
             return ModelSlotResult(slots=base, invalid=dict(rules.invalid), source="rules")
@@ -548,7 +649,14 @@ __all__ = [
     "ModelIntentResult",
     "ModelSlotResult",
     "ModelUnderstanding",
+    "ModelFailure",
+    "build_understanding",
+    "describe_error",
+    "chat_model_for",
     "chat_model_from_settings",
+    "node_choice",
+    "options_from_scenarios",
+    "parse_choice",
     "evidence_confidence",
     "label_probability",
     "make_chat_model",

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from nodes.common import Node, latest_user_message, message_text, protocol_message
+from nodes.common import Node, context_of, latest_user_message, message_text, protocol_message
+from nodes.model_critique import Critique, critique_failure
+from nodes.model_planner import evidence_names, scenario_cards
 from nodes.services import Services
-from nodes.tasks import UNKNOWN
+from nodes.tasks import UNKNOWN, TaskSpec
 from state import AgentState, Context, ToolResult
 
 
@@ -25,33 +28,88 @@ def make_reflect_refine_node(services: Services) -> Node:
         """Decide to retry a failed tool, refine an unclear intent, or ask the user."""
         error = state.get("error")
         if error and error.get("retryable"):
-            return _after_tool_failure(state, runtime, error)
+            return _after_tool_failure(services, state, runtime, error)
         return _refine_intent(services, state, runtime)
 
     return reflect_refine
 
 
+CRITIQUE_DECISIONS = {
+    "retry": "retry",
+    "fix_arguments": "retry",
+    "other_tool": "retry",
+    "ask": "handoff",
+    "give_up": "handoff",
+}
+"""The model's critique → the router's decision. ``ask`` hands over too: a transient failure
+is nothing the user can fix by answering, and a person can ask better than a template."""
+
+
 def _after_tool_failure(
+    services: Services,
     state: AgentState,
     runtime: Runtime[Context],
     error: ToolResult,
 ) -> dict[str, Any]:
     retries = state.get("retry_count", 0) + 1
+    content: dict[str, Any] = {
+        "stage": "reflect_refine",
+        "trigger": "tool_failure",
+        "tool": error.get("tool"),
+        "decision": "retry",
+        "attempt": retries + 1,
+    }
+    update: dict[str, Any] = {"retry_count": retries, "decision": "retry", "step_count": 1}
+    problem = error.get("message")
+    context = context_of(runtime)
+    llm = services.chat_model("reflect", context.model)
+    task = services.catalog.task(state.get("intent"))
+    if llm is not None and task is not None:
+        critique = _critique(services, state, task, error, llm, context.user_role)
+        content["source"] = "rules" if critique.action is None else "model"
+        content["cause"] = critique.cause
+        if critique.action is not None:
+            content["critique"] = critique.action
+            content["decision"] = update["decision"] = CRITIQUE_DECISIONS[critique.action]
+            if critique.calls:
+                update["pending_tool_calls"] = critique.calls
+                content["calls"] = [dict(c) for c in critique.calls]
+        if critique.error:
+            problem = f"{problem}; critique: {critique.error}"
     note = protocol_message(
-        state,
-        runtime,
-        role="agent",
-        content={
-            "stage": "reflect_refine",
-            "trigger": "tool_failure",
-            "tool": error.get("tool"),
-            "decision": "retry",
-            "attempt": retries + 1,
-        },
-        error=error.get("message"),
-        retry_count=retries,
+        state, runtime, role="agent", content=content, error=problem, retry_count=retries
     )
-    return {"retry_count": retries, "decision": "retry", "step_count": 1, "protocol": [note]}
+    return {**update, "protocol": [note]}
+
+
+def _critique(
+    services: Services,
+    state: AgentState,
+    task: TaskSpec,
+    error: ToolResult,
+    llm: Any,
+    role: str,
+) -> Critique:
+    """Ask the model why the call failed; the rules' decision stands when it cannot say."""
+    failed_call = next(
+        (c for c in state.get("pending_tool_calls") or [] if c["name"] == error.get("tool")),
+        None,
+    )
+    texts = [message_text(m) for m in state.get("messages") or [] if isinstance(m, HumanMessage)][
+        -6:
+    ]
+    return critique_failure(
+        llm,
+        failed=dict(error),
+        call=dict(failed_call) if failed_call else None,
+        cards=scenario_cards(services.tools, services.catalog, task, role),
+        goal=task.intent,
+        slots=dict(state.get("slots") or {}),
+        user_texts=texts,
+        task_id=state.get("task_id", ""),
+        checked=evidence_names(services.catalog, task),
+        today=services.today(),
+    )
 
 
 def _refine_intent(
@@ -59,7 +117,7 @@ def _refine_intent(
 ) -> dict[str, Any]:
     text = message_text(latest_user_message(state))
     pending = state.get("intent")
-    refined = services.understand.reconsider(
+    refined = services.understand_for(context_of(runtime).model).reconsider(
         text,
         pending_intent=pending if state.get("missing_slots") else None,
         missing_slots=list(state.get("missing_slots") or []),
@@ -78,8 +136,10 @@ def _refine_intent(
             "evidence": list(refined.evidence),
             "candidates": list(refined.candidates),
             "decision": decision,
+            "source": refined.source,
         },
         confidence=refined.confidence,
+        error=refined.error,
     )
     update: dict[str, Any] = {
         "decision": decision,

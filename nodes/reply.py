@@ -12,10 +12,11 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from nodes.common import Node, protocol_message
+from nodes.common import Node, context_of, message_text, protocol_message
+from nodes.model_reply import phrase_reply
 from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.tasks import ScenarioSet
@@ -32,16 +33,40 @@ def make_reply_node(services: Services) -> Node:
         voice = Voice(services.catalog, state.get("language", "zh"))
         results = _latest_results(state)
         text = "\n".join(describe_result(r, state, voice, services.catalog) for r in results)
+        error = None
+        llm = services.chat_model("reply", context_of(runtime).model)
+        if llm is not None and text:  # optional phrasing; the template is the fallback
+            text, error = phrase_reply(
+                llm,
+                draft=text,
+                results=[dict(r) for r in results],
+                goal=str(state.get("intent", "")),
+                language=voice.language,
+                turns=recent_turns(state),
+            )
         note = protocol_message(
             state,
             runtime,
             role="assistant",
             content=text,
             confidence=state.get("confidence", 1.0),
+            error=error,
         )
         return {"messages": [AIMessage(content=text)], "protocol": [note], "step_count": 1}
 
     return reply
+
+
+def recent_turns(state: AgentState, limit: int = 12) -> list[tuple[str, str]]:
+    """The last text turns of the conversation as ``(role, text)`` (tool traffic left out)."""
+    turns: list[tuple[str, str]] = []
+    for message in (state.get("messages") or [])[-4 * limit :]:
+        if isinstance(message, HumanMessage):
+            turns.append(("user", message_text(message)))
+        elif isinstance(message, AIMessage) and isinstance(message.content, str):
+            if message.content and not message.tool_calls:
+                turns.append(("assistant", message.content))
+    return turns[-limit:]
 
 
 def _latest_results(state: AgentState) -> list[ToolResult]:

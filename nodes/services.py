@@ -7,9 +7,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cached_property
+from typing import Any
 
 from redis import Redis
 
+from nodes.model_understanding import (
+    build_understanding,
+    chat_model_for,
+    node_choice,
+    parse_choice,
+)
 from nodes.tasks import Scenario, ScenarioSet
 from nodes.understanding import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, Understanding
 from tools.admission import RedisAdmission
@@ -72,7 +79,8 @@ class Services:
     settings: Settings = field(default_factory=get_settings)
     """Configuration, read once."""
     understanding: Understanding | None = None
-    """Intent and slot recognition; rule-based over the scenarios' cues when omitted."""
+    """Intent and slot recognition; built from the settings when omitted: the rules over the
+    scenarios' cues (``REACH_MODEL=rules``), a model over the rules, or ``mixed``."""
     registry: ToolRegistry | None = None
     """The main agent's tool cards; built from the scenarios when omitted."""
     database_factory: Callable[[], Database] | None = None
@@ -83,6 +91,10 @@ class Services:
     """Retries of a transiently failing idempotent tool before handing over to a human."""
     confidence_threshold: float = CONFIDENCE_THRESHOLD
     """Below this, the intent goes to reflect-refine."""
+    rules: Understanding | None = None
+    """The rule-based recognizer every model falls back on; built from the scenarios."""
+    _models: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _understandings: dict[str, Understanding] = field(default_factory=dict, init=False, repr=False)
     _database: Database | None = field(default=None, init=False, repr=False)
     _executors: dict[str, ActionExecutor] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -91,8 +103,10 @@ class Services:
         """Index the scenarios and fill in what was not given from them."""
         if not isinstance(self.scenarios, ScenarioSet):
             self.scenarios = ScenarioSet(self.scenarios)
+        if self.rules is None:
+            self.rules = RuleBasedUnderstanding(self.scenarios, today=self.today)
         if self.understanding is None:
-            self.understanding = RuleBasedUnderstanding(self.scenarios, today=self.today)
+            self.understanding = self.understand_for(node_choice(self.settings, "intent"))
         if self.registry is None:
             self.registry = self.registry_of(self.scenarios.cards())
 
@@ -107,6 +121,48 @@ class Services:
         """The recognizer (always set after init)."""
         assert self.understanding is not None
         return self.understanding
+
+    def understand_for(self, model: str | None) -> Understanding:
+        """Return the recognizer for a run's ``Context.model`` (``None``: the configured one).
+
+        ``rules`` is the rule-based recognizer, a model name (or ``local``) that model over
+        the rules, ``mixed``/``mixed:<model>`` the rules first and the model below 0.6. Each
+        choice is built once and reused.
+        """
+        if model is None and self.understanding is not None:
+            return self.understanding
+        assert self.rules is not None
+        choice = model or "rules"
+        with self._lock:
+            if choice not in self._understandings:
+                self._understandings[choice] = build_understanding(
+                    choice,
+                    self.settings,
+                    self.catalog,
+                    self.rules,
+                    today=self.today,
+                    llm=self._chat_model_unlocked(choice),
+                )
+            return self._understandings[choice]
+
+    def chat_model(self, node: str, model: str | None = None) -> Any | None:
+        """Return the chat model ``node`` uses on this run, or ``None`` for the rules.
+
+        ``node`` is ``tool`` (planning calls), ``reflect`` (critique) or ``reply``; ``model``
+        is the run's ``Context.model``. ``mixed`` keeps these steps on the rules: only
+        understanding consults the model there.
+        """
+        choice = node_choice(self.settings, node, model)
+        name, mixed = parse_choice(choice)
+        if name is None or mixed:
+            return None
+        with self._lock:
+            return self._chat_model_unlocked(choice)
+
+    def _chat_model_unlocked(self, choice: str) -> Any | None:
+        if choice not in self._models:
+            self._models[choice] = chat_model_for(choice, self.settings)
+        return self._models[choice]
 
     @property
     def tools(self) -> ToolRegistry:

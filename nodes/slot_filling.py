@@ -6,9 +6,11 @@ import hashlib
 import json
 from typing import Any
 
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from nodes.common import Node, context_of, latest_user_message, message_text, protocol_message
+from nodes.model_planner import ModelPlan, evidence_names, plan_with_model, scenario_cards
 from nodes.services import Services
 from nodes.tasks import TaskSpec
 from state import AgentState, Context, ToolCall
@@ -27,10 +29,26 @@ def make_slot_filling_node(services: Services) -> Node:
         if task is None:  # routers never send an unknown intent here; be safe anyway
             return {"missing_slots": [], "pending_tool_calls": [], "step_count": 1}
         text = message_text(latest_user_message(state))
-        found = services.understand.extract_slots(text, task.intent)
-        new_slots = vault_sensitive(task, found.slots, services, context_of(runtime).user_id)
+        context = context_of(runtime)
+        found = services.understand_for(context.model).extract_slots(text, task.intent)
+        new_slots = vault_sensitive(task, found.slots, services, context.user_id)
         slots = {**(state.get("slots") or {}), **new_slots}
         calls, missing = plan_tool_calls(task, slots, state.get("task_id", ""))
+        model_notes: dict[str, Any] = {}
+        if getattr(found, "refused", None):  # invented values the model gave: never used
+            model_notes["refused"] = dict(found.refused)  # type: ignore[attr-defined]
+        errors = [getattr(found, "error", None)]
+        llm = services.chat_model("tool", context.model)
+        if calls and llm is not None and task.agent is None and not task.sensitive_slots:
+            plan = model_plan(services, state, task, slots, llm, context.user_role)
+            model_notes["planner"] = {
+                "source": "model" if plan.calls else "rules",
+                "refused": plan.refused,
+                "rounds": plan.rounds,
+            }
+            errors.append(plan.error)
+            calls = plan.calls or calls
+        error = "; ".join(e for e in errors if e) or None
         note = protocol_message(
             state,
             runtime,
@@ -41,9 +59,11 @@ def make_slot_filling_node(services: Services) -> Node:
                 "slot": slots,
                 "missing": missing,
                 "invalid": found.invalid,
+                **model_notes,
             },
             tool_calls=calls,
-            confidence=state.get("confidence", 1.0),
+            confidence=state.get("confidence", 1.0) * (0.8 if error else 1.0),
+            error=error,
         )
         return {
             "slots": new_slots,
@@ -55,6 +75,34 @@ def make_slot_filling_node(services: Services) -> Node:
         }
 
     return slot_filling
+
+
+def model_plan(
+    services: Services,
+    state: AgentState,
+    task: TaskSpec,
+    slots: dict[str, Any],
+    llm: Any,
+    role: str,
+) -> ModelPlan:
+    """Let the model plan the task's calls over its scenario's tools (checked, see planner)."""
+    turns: list[tuple[str, str]] = []
+    for message in state.get("messages") or []:
+        if isinstance(message, HumanMessage):
+            turns.append(("user", message_text(message)))
+        elif isinstance(message, AIMessage) and isinstance(message.content, str):
+            if message.content:
+                turns.append(("assistant", message.content))
+    return plan_with_model(
+        llm,
+        cards=scenario_cards(services.tools, services.catalog, task, role),
+        task=task,
+        slots=slots,
+        turns=turns,
+        task_id=state.get("task_id", ""),
+        checked=evidence_names(services.catalog, task),
+        today=services.today(),
+    )
 
 
 def vault_sensitive(

@@ -57,6 +57,10 @@ class IntentResult:
     """The cues that matched."""
     candidates: tuple[str, ...] = ()
     """Intents with any support, best first, for a clarifying question."""
+    source: str = "rules"
+    """Who answered: ``rules`` or ``model`` (a model's failure is answered by the rules)."""
+    error: str | None = None
+    """Why a configured model's answer was not used; the protocol records it."""
 
 
 class Understanding(Protocol):

@@ -67,6 +67,8 @@ class Settings(BaseSettings):
     """Per node: ``rules`` or a model name for intent and slots; ``None`` follows ``model``."""
     tool_model: str | None = Field(None, alias="REACH_TOOL_MODEL")
     """Per node: ``rules`` or a model name for tool selection; ``None`` follows ``model``."""
+    reflect_model: str | None = Field(None, alias="REACH_REFLECT_MODEL")
+    """Per node: ``rules`` or a model name for the failure critique; ``None`` follows ``model``."""
     reply_model: str | None = Field(None, alias="REACH_REPLY_MODEL")
     """Per node: ``template`` or a model name for the reply; ``None`` is ``template``."""
     local_model_port: int = Field(8181, alias="REACH_LOCAL_MODEL_PORT")

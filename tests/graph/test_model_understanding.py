@@ -5,10 +5,10 @@ from datetime import date
 
 import pytest
 from langchain_core.messages import HumanMessage
+from langchain_openai import ChatOpenAI
 
-from eval.intent_accuracy import default_options
 from nodes.model_tools import call_with_repair
-from nodes.model_understanding import ModelUnderstanding, make_chat_model
+from nodes.model_understanding import ModelUnderstanding, make_chat_model, options_from_scenarios
 from nodes.tasks import ScenarioSet
 from nodes.understanding import RuleBasedUnderstanding
 from scenarios import SCENARIOS
@@ -30,8 +30,8 @@ def understanding(server, *, timeout_s=5.0, max_retries=0):
     )
     return ModelUnderstanding(
         llm,
-        default_options(),
-        RuleBasedUnderstanding(ScenarioSet(SCENARIOS)),
+        options_from_scenarios(ScenarioSet(SCENARIOS)),
+        RuleBasedUnderstanding(ScenarioSet(SCENARIOS), today=lambda: date(2024, 6, 18)),
         today=lambda: date(2024, 6, 18),
     )
 
@@ -68,8 +68,6 @@ def test_logprob_of_the_label_sets_the_confidence(openai_server):
 
 
 def test_streaming_wire_format_is_understood(openai_server):
-    from langchain_openai import ChatOpenAI
-
     openai_server.push(Scripted(content="您好，订单正在配送中。"))
     llm = ChatOpenAI(
         model="fake-model", base_url=openai_server.base_url, api_key="x", streaming=True
@@ -211,7 +209,10 @@ def test_native_parallel_tool_calls_over_the_wire(openai_server):
 def test_mixed_mode_asks_the_model_only_when_the_rules_are_unsure(openai_server):
     llm = make_chat_model(model="fake-model", base_url=openai_server.base_url, api_key=None)
     mu = ModelUnderstanding(
-        llm, default_options(), RuleBasedUnderstanding(ScenarioSet(SCENARIOS)), consult_below=0.6
+        llm,
+        options_from_scenarios(ScenarioSet(SCENARIOS)),
+        RuleBasedUnderstanding(ScenarioSet(SCENARIOS)),
+        consult_below=0.6,
     )
     sure = mu.classify("帮我催一下单，订单号 OD-20240618-001")
     assert sure.source == "rules" and sure.intent == "URGE_DELIVERY"
@@ -225,8 +226,6 @@ def test_mixed_mode_asks_the_model_only_when_the_rules_are_unsure(openai_server)
 
 
 def test_streamed_tool_calls_are_reassembled(openai_server):
-    from langchain_openai import ChatOpenAI
-
     openai_server.push(
         Scripted(
             tool_calls=[

@@ -1,0 +1,352 @@
+"""The compiled graph with a model in the loop, over the real Chat Completions wire format.
+
+The fake server (``tests.fakes.openai_server``) answers by request kind: intent and slot
+requests carry a ``json_schema`` response format named ``understanding`` / ``slots`` /
+``critique``, a planning request carries ``tools``, a reply request neither. Every test
+asserts what reached the handlers (a recording wrapper around the real ones) and the database.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import defaultdict
+from typing import Any
+
+import pytest
+from langgraph.types import Command
+
+from nodes.prompt_budget import DEFAULT_BUDGET, estimate_messages
+from tests.conftest import ALICE, say
+from tests.fakes.openai_server import Scripted, label_logprobs
+from tests.helpers import default_registry, set_env
+from tools.errors import TransientToolError
+
+CONFIG = {"configurable": {"thread_id": "t1"}}
+
+
+def kind_of(body: dict[str, Any]) -> str:
+    if body.get("tools"):
+        return "plan"
+    schema = (body.get("response_format") or {}).get("json_schema") or {}
+    return schema.get("name") or "reply"
+
+
+class Script:
+    """Scripted answers per request kind, and every request seen per kind."""
+
+    def __init__(self, server: Any) -> None:
+        self.queues: dict[str, list[Scripted]] = defaultdict(list)
+        self.defaults: dict[str, Scripted] = {}
+        self.seen: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        server.match(self)
+
+    def __call__(self, body: dict[str, Any]) -> Scripted | None:
+        kind = kind_of(body)
+        self.seen[kind].append(body)
+        if self.queues[kind]:
+            return self.queues[kind].pop(0)
+        return self.defaults.get(kind, Scripted(status=500, content=f"no answer for {kind}"))
+
+    def add(self, kind: str, *answers: Scripted) -> Script:
+        self.queues[kind].extend(answers)
+        return self
+
+
+def intent(name: str, logprob: float = -0.05, notify: bool = False) -> Scripted:
+    content = json.dumps({"intent": name, "notify": notify})
+    return Scripted(content=content, logprobs=label_logprobs(content, name, logprob))
+
+
+def content_call(name: str, **arguments: Any) -> Scripted:
+    return Scripted(content=json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False))
+
+
+@pytest.fixture
+def model_env(monkeypatch, openai_server):
+    set_env(monkeypatch, "REACH_MODEL", "fake-model")
+    set_env(monkeypatch, "REACH_BASE_URL", openai_server.base_url)
+    set_env(monkeypatch, "REACH_MODEL_MAX_RETRIES", "0")
+    set_env(monkeypatch, "REACH_MODEL_TIMEOUT_S", "5")
+    set_env(monkeypatch, "REACH_TODAY", "2024-06-18")
+    return Script(openai_server)
+
+
+@pytest.fixture
+def handled():
+    """Every (tool, arguments) that reached a handler."""
+    return []
+
+
+def recording(registry, name, handled):
+    """Wrap one card's handler so that every call that reaches it is recorded."""
+    card = registry.get(name)
+
+    def handler(args, ctx):
+        handled.append((name, args.model_dump() if hasattr(args, "model_dump") else dict(args)))
+        return card.handler(args, ctx)
+
+    registry.register(dataclasses.replace(card, handler=handler), replace_existing=True)
+
+
+@pytest.fixture
+def model_app(make_app, model_env, handled):
+    def factory(*tools: str):
+        registry = default_registry()
+        for name in tools or ("request_refund",):
+            recording(registry, name, handled)
+        return make_app(registry=registry)
+
+    return factory
+
+
+def stages(out: dict[str, Any], stage: str) -> list[dict[str, Any]]:
+    return [
+        p
+        for p in out["protocol"]
+        if isinstance(p.get("content"), dict) and p["content"].get("stage") == stage
+    ]
+
+
+def refunds(db):
+    return db.query("SELECT order_id, user_id, status FROM refunds")
+
+
+def test_multi_turn_refund_driven_by_model_output(model_app, model_env, db, handled):
+    app = model_app()
+    model_env.add("understanding", intent("REQUEST_REFUND"), intent("REQUEST_REFUND"))
+    model_env.add("slots", Scripted(content=json.dumps({"order_id": None})))
+    model_env.add(
+        "plan", content_call("request_refund", order_id="OD-20240618-002", reason="菜全洒了")
+    )
+    out = say(app, "收到的菜全洒了，这钱我不想花了")  # the rules say UNKNOWN here
+    first = stages(out, "intent")[-1]
+    assert first["content"]["intent"] == "REQUEST_REFUND"
+    assert first["content"]["source"] == "model"
+    assert "订单号" in out["messages"][-1].content  # asks for the order id, invents none
+    out = say(app, "OD-20240618-002")
+    assert app.get_state(CONFIG).interrupts and refunds(db) == []
+    planner = stages(out, "slot_filling")[-1]["content"]["planner"]
+    assert planner["source"] == "model" and planner["refused"] == []
+    out = app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert refunds(db) == [
+        {"order_id": "OD-20240618-002", "user_id": "u_10001", "status": "submitted"}
+    ]
+    assert handled == [("request_refund", {"order_id": "OD-20240618-002", "reason": "菜全洒了"})]
+    assert db.query("SELECT reason FROM refunds")[0]["reason"] == "菜全洒了"
+
+
+def test_parallel_calls_in_one_message_run_as_one_plan(model_app, model_env, handled):
+    app = model_app("query_order_status", "send_notification")
+    model_env.add("understanding", intent("CHECK_ORDER_STATUS"))
+    model_env.add(
+        "plan",
+        Scripted(
+            tool_calls=[
+                {"name": "query_order_status", "arguments": {"order_id": "OD-20240618-001"}},
+                {
+                    "name": "send_notification",
+                    "arguments": {"order_id": "OD-20240618-001", "channel": "sms"},
+                },
+            ]
+        ),
+    )
+    # "给我发个消息" is not among the rules' notification cues: the model adds the call
+    out = say(app, "OD-20240618-001 到哪了？送到的时候给我发个消息吧")
+    assert sorted(name for name, _ in handled) == ["query_order_status", "send_notification"]
+    assert {r["tool"]: r["status"] for r in out["tool_results"]} == {
+        "query_order_status": "success",
+        "send_notification": "success",
+    }
+    assert model_env.seen["plan"][0]["tools"][0]["function"]["name"] == "query_order_status"
+    assert len(model_env.seen["plan"][0]["tools"]) <= 8
+
+
+def test_malformed_arguments_go_back_once_and_the_repair_runs(model_app, model_env, handled):
+    app = model_app("query_order_status")
+    model_env.add("understanding", intent("CHECK_ORDER_STATUS"))
+    model_env.add(
+        "plan",
+        Scripted(content='```json\n{"name": "query_order_status", "arguments": {"order": 1}}\n```'),
+        content_call("query_order_status", order_id="OD-20240618-001"),
+    )
+    out = say(app, "帮我看看 OD-20240618-001 到哪了")
+    assert len(model_env.seen["plan"]) == 2
+    repair = model_env.seen["plan"][1]["messages"][-1]["content"]
+    assert "could not be used" in repair and "order_id" in repair
+    assert handled == [("query_order_status", {"order_id": "OD-20240618-001"})]
+    assert stages(out, "slot_filling")[-1]["content"]["planner"]["rounds"] == 2
+
+
+def test_a_hallucinated_tool_is_refused_and_the_rules_plan_runs(model_app, model_env, handled):
+    app = model_app("query_order_status")
+    model_env.add("understanding", intent("CHECK_ORDER_STATUS"))
+    model_env.add(
+        "plan",
+        Scripted(
+            tool_calls=[
+                {"name": "query_order_status", "arguments": {"order_id": "OD-20240618-001"}},
+                {"name": "delete_all_orders", "arguments": {}},
+            ]
+        ),
+    )
+    out = say(app, "帮我看看 OD-20240618-001 到哪了")
+    note = stages(out, "slot_filling")[-1]
+    assert note["content"]["planner"]["source"] == "rules"
+    assert "unknown tool 'delete_all_orders'" in note["content"]["planner"]["refused"]
+    assert "delete_all_orders" in note["error"]
+    assert handled == [("query_order_status", {"order_id": "OD-20240618-001"})]
+    assert [r["tool"] for r in out["tool_results"]] == ["query_order_status"]
+
+
+def test_an_invented_order_id_never_reaches_a_handler(model_app, model_env, db, handled):
+    app = model_app()
+    # turn 1: the model's slot answer invents an id the user never said
+    model_env.add("understanding", intent("REQUEST_REFUND"), intent("REQUEST_REFUND"))
+    model_env.add("slots", Scripted(content=json.dumps({"order_id": "OD-20240618-001"})))
+    out = say(app, "我要退款，东西坏了")
+    slot_note = stages(out, "slot_filling")[-1]["content"]
+    assert slot_note["refused"] == {"order_id": "OD-20240618-001"}
+    assert slot_note["missing"] == ["order_id"]
+    # turn 2: the user names 002; the planner swaps in 001, which Alice also owns
+    model_env.add("plan", content_call("request_refund", order_id="OD-20240618-001"))
+    out = say(app, "OD-20240618-002")
+    planner = stages(out, "slot_filling")[-1]["content"]["planner"]
+    assert planner["source"] == "rules"
+    assert any("never stated" in r and "OD-20240618-001" in r for r in planner["refused"])
+    app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert [args["order_id"] for _, args in handled] == ["OD-20240618-002"]
+    assert [r["order_id"] for r in refunds(db)] == ["OD-20240618-002"]
+
+
+def test_endpoint_500_falls_back_to_the_rules_and_the_protocol_says_so(
+    model_app, model_env, handled
+):
+    app = model_app("query_order_status")
+    model_env.defaults.update(
+        understanding=Scripted(status=500, content="boom"), plan=Scripted(status=503)
+    )
+    out = say(app, "OD-20240618-001 到哪了")
+    note = stages(out, "intent")[-1]
+    assert note["content"]["source"] == "rules" and "500" in note["error"]
+    assert note["confidence"] < 0.99
+    assert "503" in stages(out, "slot_filling")[-1]["error"]
+    assert handled == [("query_order_status", {"order_id": "OD-20240618-001"})]
+    assert "配送中" in out["messages"][-1].content
+
+
+def test_a_timeout_falls_back_to_the_rules(model_app, model_env, monkeypatch, handled):
+    set_env(monkeypatch, "REACH_MODEL_TIMEOUT_S", "0.3")
+    app = model_app("query_order_status")
+    model_env.defaults.update(
+        understanding=Scripted(delay_s=30, content="{}"), plan=Scripted(delay_s=30, content="")
+    )
+    out = say(app, "OD-20240618-001 到哪了")
+    assert "Timeout" in stages(out, "intent")[-1]["error"]
+    assert handled == [("query_order_status", {"order_id": "OD-20240618-001"})]
+    assert "配送中" in out["messages"][-1].content
+
+
+def test_a_run_can_switch_to_the_rules(model_app, model_env, handled):
+    app = model_app("query_order_status")
+    out = app.invoke(
+        {"messages": [("user", "OD-20240618-001 到哪了")]},
+        CONFIG,
+        context=type(ALICE)(user_id=ALICE.user_id, user_role=ALICE.user_role, model="rules"),
+    )
+    assert model_env.seen == {}
+    assert stages(out, "intent")[-1]["content"]["source"] == "rules"
+    assert handled == [("query_order_status", {"order_id": "OD-20240618-001"})]
+
+
+def test_the_prompt_stays_bounded_over_fifty_turns(model_app, model_env):
+    app = model_app("query_order_status")
+    model_env.defaults.update(
+        understanding=intent("CHECK_ORDER_STATUS"),
+        plan=content_call("query_order_status", order_id="OD-20240618-001"),
+    )
+    for turn in range(50):
+        say(app, f"第{turn}次问：OD-20240618-001 到哪了？麻烦快点查一下，我等了很久了")
+    sizes = [
+        estimate_messages([(m["role"], str(m.get("content") or "")) for m in body["messages"]])
+        for body in model_env.seen["plan"]
+    ]
+    assert len(sizes) == 50
+    assert max(sizes) <= DEFAULT_BUDGET
+    assert sizes[-1] <= sizes[25] + 20  # flat once the budget is reached
+    last = model_env.seen["plan"][-1]["messages"]
+    # 100 messages were said; old turns are trimmed (by the budget, or earlier by state compaction)
+    assert len(last) < 40
+    assert "第49次问" in last[-1]["content"] and "第0次问" not in json.dumps(
+        last, ensure_ascii=False
+    )
+
+
+def flaky_registry(handled, failures):
+    """query_order_status fails transiently ``failures`` times (the executor retries 3)."""
+    registry = default_registry()
+    card = registry.get("query_order_status")
+
+    def handler(args, ctx):
+        handled.append(("query_order_status", args.model_dump()))
+        if len(handled) <= failures:
+            raise TransientToolError("upstream 503")
+        return card.handler(args, ctx)
+
+    registry.register(dataclasses.replace(card, handler=handler), replace_existing=True)
+    return registry
+
+
+def critique(action: str, **fields: Any) -> Scripted:
+    body = {"cause": "the order service is down", "action": action, "tool": None}
+    body["arguments"] = None
+    body.update(fields)
+    return Scripted(content=json.dumps(body))
+
+
+def test_the_critique_can_give_up_and_hand_over(make_app, model_env, handled):
+    app = make_app(registry=flaky_registry(handled, failures=99))
+    model_env.defaults.update(
+        understanding=intent("CHECK_ORDER_STATUS"),
+        plan=content_call("query_order_status", order_id="OD-20240618-001"),
+    )
+    model_env.add("critique", critique("give_up"))
+    out = say(app, "OD-20240618-001 到哪了")
+    note = stages(out, "reflect_refine")[-1]["content"]
+    assert note["source"] == "model" and note["critique"] == "give_up"
+    assert note["decision"] == "handoff"
+    assert len(handled) == 3  # one executor round of attempts, no retry after giving up
+    assert len(model_env.seen["critique"]) == 1
+
+
+def test_a_critique_with_an_invented_id_is_refused_and_the_rules_retry(
+    make_app, model_env, handled
+):
+    app = make_app(registry=flaky_registry(handled, failures=3))
+    model_env.defaults.update(
+        understanding=intent("CHECK_ORDER_STATUS"),
+        plan=content_call("query_order_status", order_id="OD-20240618-001"),
+    )
+    model_env.add(
+        "critique", critique("fix_arguments", arguments='{"order_id": "OD-20240619-003"}')
+    )
+    out = say(app, "OD-20240618-001 到哪了")
+    note = stages(out, "reflect_refine")[-1]
+    assert note["content"]["source"] == "rules" and note["content"]["decision"] == "retry"
+    assert "never stated" in note["error"]
+    assert {args["order_id"] for _, args in handled} == {"OD-20240618-001"}
+    assert "配送中" in out["messages"][-1].content
+
+
+def test_a_model_sure_of_unknown_does_not_drop_the_pending_task(model_app, model_env, db):
+    """Seen with the real model: a bare order id is UNKNOWN to it, with confidence 0.7."""
+    app = model_app()
+    model_env.add("understanding", intent("REQUEST_REFUND"), intent("UNKNOWN", -0.01))
+    model_env.add("slots", Scripted(content=json.dumps({"order_id": None})))
+    model_env.add("plan", content_call("request_refund", order_id="OD-20240618-002"))
+    say(app, "收到的菜全洒了，这钱我不想花了")
+    out = say(app, "OD-20240618-002")
+    assert stages(out, "intent")[-1]["content"]["continues_task"] is True
+    assert app.get_state(CONFIG).interrupts
+    app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert [r["order_id"] for r in refunds(db)] == ["OD-20240618-002"]
