@@ -210,9 +210,7 @@ class ScenarioSet:
         """Return intent → cues, for every intent."""
         return {intent: s.cues.get(intent, ()) for intent, s in self.scenario_of.items()}
 
-    def wording(
-        self, key: str, language: str, *, prefer: Scenario | None = None
-    ) -> str | None:
+    def wording(self, key: str, language: str, *, prefer: Scenario | None = None) -> str | None:
         """Return a scenario sentence, or ``None`` when no scenario has ``key``.
 
         ``prefer`` is looked in first: two scenarios may both ask for a ``city``, each in
