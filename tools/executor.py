@@ -34,7 +34,7 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -48,6 +48,7 @@ from tenacity import (
 
 from tools.admission import Admission, LocalAdmission, Outcome
 from tools.audit import AuditLog
+from tools.db import AlreadyWritten
 from tools.errors import ToolError, TransientToolError
 from tools.guards import CircuitBreaker, CircuitBreakers, CircuitOpenError, RateLimiter, TaskGuards
 from tools.limits import cut_marker, json_bytes, json_safe
@@ -352,7 +353,8 @@ class ActionExecutor:
                 request_id=provisional,
             )
         validated = args.model_dump(mode="json")
-        request_id = request_id_for(ctx.session_id, ctx.task_id, name, validated)
+        identity = {k: v for k, v in validated.items() if k not in card.evidence_fields}
+        request_id = request_id_for(ctx.session_id, ctx.task_id, name, identity)
         key = call.get("idempotency_key")
         if key:
             request_id = f"key_{hashlib.sha256(f'{ctx.user_id}|{key}'.encode()).hexdigest()[:24]}"
@@ -388,7 +390,7 @@ class ActionExecutor:
                 data={"requires": missing},
                 request_id=request_id,
             )
-        fingerprint = fingerprint_for(name, validated)
+        fingerprint = fingerprint_for(name, identity)
         prepared = PreparedCall(
             card=card,
             args=args,
@@ -537,9 +539,20 @@ class ActionExecutor:
     def _attempt(self, prepared: PreparedCall, ctx: ToolContext) -> dict[str, Any]:
         """One call of the handler under the card's deadline; raise what the breaker counts."""
         card, request_id = prepared.card, prepared.request_id
+        ctx = replace(ctx, request_id=request_id)  # the handler's business_writes key
         future = self._pool.submit(_call_handler, card, prepared.args, ctx)
         try:
             data = future.result(timeout=card.timeout_s)
+        except AlreadyWritten as done:  # the ledger outlives the idempotency record
+            return envelope(
+                tool=card.name,
+                status="success",
+                data=done.result,
+                summary=_summary(card, done.result),
+                request_id=request_id,
+                duplicated=True,
+                flags=["answered_from_ledger"],
+            )
         except FutureTimeout:
             future.cancel()
             result = envelope(

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from tools.db import Database
+from tools.db import Database, Ledger
 from tools.job_bodies import job_database, start_job
 from tools.jobs import JobBody, JobContext, JobRunner
 from tools.registry import ToolCard, ToolContext
@@ -92,6 +92,10 @@ def send_bulk_notification(
                     (job_id, user_id, outcome),
                 )
                 if outcome == "sent":
+                    # one ledger row per recipient and job, next to its one notification
+                    Ledger(conn, f"job:{job_id}:{user_id}", "send_bulk_notification").record(
+                        {"job_id": job_id, "user_id": user_id, "channel": channel}
+                    )
                     conn.execute(
                         "INSERT INTO notifications (user_id, channel, content) VALUES (?, ?, ?)",
                         (user_id, channel, content),
