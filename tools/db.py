@@ -222,6 +222,11 @@ class Database:
         row = self.query_one("SELECT body FROM payloads WHERE sha256 = ?", (digest,))
         return None if row is None else bytes(row["body"])
 
+    def earlier_write(self, request_id: str) -> tuple[str, Any] | None:
+        """Return ``(tool, result)`` of a request's ledgered business write, if any."""
+        with self._lock:
+            return earlier_write(self._conn, request_id)
+
     def read_only(self) -> sqlite3.Connection:
         """Open a separate read-only connection, for queries built from user questions."""
         if self.path == ":memory:":

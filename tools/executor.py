@@ -48,7 +48,7 @@ from tenacity import (
 
 from tools.admission import Admission, LocalAdmission, Outcome
 from tools.audit import AuditLog
-from tools.db import AlreadyWritten
+from tools.db import AlreadyWritten, Database
 from tools.errors import ToolError, TransientToolError
 from tools.guards import CircuitBreaker, CircuitBreakers, CircuitOpenError, RateLimiter, TaskGuards
 from tools.limits import cut_marker, json_bytes, json_safe
@@ -405,6 +405,18 @@ class ActionExecutor:
             record = self.admission.peek(request_id)
             if record is not None:
                 return self._replayed(prepared, record) or prepared
+            if isinstance(ctx.resources, Database):  # the record expired; the ledger did not
+                done = ctx.resources.earlier_write(request_id)
+                if done is not None:
+                    return envelope(
+                        tool=name,
+                        status="success",
+                        data=done[1],
+                        summary=_summary(card, done[1]),
+                        request_id=request_id,
+                        duplicated=True,
+                        flags=["answered_from_ledger"],
+                    )
         return prepared
 
     def run(
