@@ -626,23 +626,6 @@ class ActionExecutor:
     ) -> dict[str, Any]:
         """After a side-effecting call's outcome is unknown, ask the card's status lookup."""
         card = prepared.card
-        done = (
-            ctx.resources.earlier_write(prepared.request_id)
-            if isinstance(ctx.resources, Database)
-            else None
-        )
-        if done is not None:  # the ledger row commits with the write: it happened, once
-            result = envelope(
-                tool=card.name,
-                status="success",
-                data=done[1],
-                summary=_summary(card, done[1]),
-                attempts=attempts,
-                request_id=prepared.request_id,
-                flags=["confirmed_by_ledger"],
-            )
-            self._settle(prepared, result, None)
-            return result
         found = None
         if card.status_lookup is not None:
             try:
@@ -658,6 +641,23 @@ class ActionExecutor:
                 attempts=attempts,
                 request_id=prepared.request_id,
                 flags=["confirmed_by_status_lookup"],
+            )
+            self._settle(prepared, result, None)
+            return result
+        done = (
+            ctx.resources.earlier_write(prepared.request_id)
+            if isinstance(ctx.resources, Database)
+            else None
+        )
+        if done is not None:  # the ledger row commits with the write: it happened, once
+            result = envelope(
+                tool=card.name,
+                status="success",
+                data=done[1],
+                summary=_summary(card, done[1]),
+                attempts=attempts,
+                request_id=prepared.request_id,
+                flags=["confirmed_by_ledger"],
             )
             self._settle(prepared, result, None)
             return result
