@@ -102,7 +102,6 @@ def main(data_dir: str, scenario: str, phase: str, point: str) -> None:
         drive({"messages": [("user", text)]}, CONFIG)
     else:
         state = app.get_state(CONFIG)
-        print("resume-state", state.next, [t.name for t in state.tasks], file=sys.stderr)
         if not state.values.get("messages"):
             drive({"messages": [("user", text)]}, CONFIG)  # nothing was saved: say it again
         elif state.next and not any(t.interrupts for t in state.tasks):
