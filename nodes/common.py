@@ -137,11 +137,37 @@ def message_text(message: AnyMessage | None) -> str:
     return " ".join(parts)
 
 
-def derive_task_id(session: str, message: AnyMessage | None) -> str:
-    """Derive the task id from the user message that starts it, so replay keeps it."""
-    anchor = getattr(message, "id", None) or message_text(message)
-    digest = hashlib.sha256(f"{session}|{anchor}".encode()).hexdigest()
+def derive_task_id(
+    session: str, message: AnyMessage | None, messages: Sequence[AnyMessage] = ()
+) -> str:
+    """Derive the task id from what every replay of the turn keeps.
+
+    The anchor is the thread, the message's place in the conversation (how many user
+    messages came before it) and a hash of its text. Not the message id: LangGraph gives
+    the input a new id when a run is replayed from the turn's input (``__start__``)
+    checkpoint, and a task id that changed would make every request id new and let a side
+    effect run twice. So resuming, replaying from any checkpoint of the turn and forking
+    before the turn with the same text all keep the task; a fork that edits the text, or the
+    same text sent again later in the thread, is a new task.
+    """
+    position = _user_messages_before(message, messages)
+    text = message_text(message)
+    content = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = hashlib.sha256(f"{session}|{position}|{content}".encode()).hexdigest()
     return f"task_{digest[:16]}"
+
+
+def _user_messages_before(message: AnyMessage | None, messages: Sequence[AnyMessage]) -> int:
+    """Count the user messages before ``message`` (all of them when it is not in the list)."""
+    count = 0
+    for item in messages:
+        if item is message or (
+            message is not None and item.id is not None and item.id == message.id
+        ):
+            return count
+        if isinstance(item, HumanMessage):
+            count += 1
+    return count
 
 
 def protocol_fields(

@@ -87,7 +87,9 @@ def make_intent_node(services: Services) -> Node:
         suspended = list(state.get("suspended_tasks") or [])
         resumed = None if continues else _resumable(suspended, result.intent, confident, text)
         if continues:
-            task_id = state.get("task_id") or derive_task_id(session_id(runtime), message)
+            task_id = state.get("task_id") or derive_task_id(
+                session_id(runtime), message, state.get("messages") or []
+            )
             update["step_count"] = 1
         else:
             if waiting:  # set the unfinished task aside, to come back to
@@ -109,7 +111,7 @@ def make_intent_node(services: Services) -> Node:
                     missing_slots=list(resumed["missing_slots"]),
                 )
             else:
-                task_id = derive_task_id(session_id(runtime), message)
+                task_id = derive_task_id(session_id(runtime), message, state.get("messages") or [])
                 update.update(intent=result.intent, slots=Overwrite({}), missing_slots=[])
             update.update(
                 invalid_slots={},

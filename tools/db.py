@@ -8,6 +8,7 @@ oversized payloads) are here; each scenario brings its own tables and demo rows 
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -37,6 +38,12 @@ CREATE TABLE IF NOT EXISTS notifications (
     content      TEXT NOT NULL,
     created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
+CREATE TABLE IF NOT EXISTS business_writes (
+    request_id   TEXT PRIMARY KEY,
+    tool         TEXT NOT NULL,
+    created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    result_json  TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS payloads (
     sha256       TEXT PRIMARY KEY,
     body         BLOB NOT NULL,
@@ -52,6 +59,84 @@ SEED_USERS = [
     ("u_80001", "分析师老周", "analyst"),
 ]
 """The demo directory of users."""
+
+
+class AlreadyWritten(Exception):  # noqa: N818 - an outcome, not an error
+    """This request already made its business write: here is what it answered then.
+
+    Raised by :class:`Ledger` inside the write's transaction, so the transaction rolls back
+    and nothing is written twice; the executor answers the earlier result with
+    ``duplicated: true``.
+    """
+
+    def __init__(self, request_id: str, tool: str, result: Any) -> None:
+        """Keep the earlier result of ``request_id``."""
+        super().__init__(f"{tool} already wrote for {request_id}")
+        self.request_id = request_id
+        self.tool = tool
+        self.result = result
+
+
+class Ledger:
+    """The second line of exactly-once: one ``business_writes`` row per request, forever.
+
+    The idempotency record in front of the executor expires (24 h by default); this row does
+    not. A side-effecting handler opens its ledger entry first thing inside its transaction
+    (``ctx.ledger(conn)``), which raises :class:`AlreadyWritten` when the request already
+    wrote, and records its result last (``ledger.record(result)``), in the same
+    transaction as the write itself: either both exist or neither does. The primary key is the
+    guarantee; the first look-up only makes the answer friendly.
+
+    A ledger without a request id (a handler called directly, outside the executor) is a
+    no-op, so unit tests and scripts can still call handlers.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, request_id: str, tool: str) -> None:
+        """Open the entry of ``request_id``; raise :class:`AlreadyWritten` if it exists."""
+        self.conn = conn
+        self.request_id = request_id
+        self.tool = tool
+        if request_id:
+            earlier = earlier_write(conn, request_id)
+            if earlier is not None:
+                raise AlreadyWritten(request_id, earlier[0], earlier[1])
+
+    def record(self, result: Any) -> Any:
+        """Write the entry with the handler's result and return the result unchanged."""
+        if self.request_id:
+            body = json.dumps(result, ensure_ascii=False, sort_keys=True, default=str)
+            try:
+                self.conn.execute(
+                    "INSERT INTO business_writes (request_id, tool, result_json) VALUES (?, ?, ?)",
+                    (self.request_id, self.tool, body),
+                )
+            except sqlite3.IntegrityError:
+                earlier = earlier_write(self.conn, self.request_id)
+                raise AlreadyWritten(
+                    self.request_id, self.tool, earlier[1] if earlier else None
+                ) from None
+        return result
+
+    def amend(self, result: Any) -> None:
+        """Replace the recorded result (a compensation reversed what was written)."""
+        if self.request_id:
+            amend_write(self.conn, self.request_id, result)
+
+
+def earlier_write(conn: sqlite3.Connection, request_id: str) -> tuple[str, Any] | None:
+    """Return ``(tool, result)`` of a request's business write, if it made one."""
+    row = conn.execute(
+        "SELECT tool, result_json FROM business_writes WHERE request_id = ?", (request_id,)
+    ).fetchone()
+    return None if row is None else (str(row[0]), json.loads(row[1]))
+
+
+def amend_write(conn: sqlite3.Connection, request_id: str, result: Any) -> None:
+    """Replace the result a request's ledger entry answers (after a compensation)."""
+    conn.execute(
+        "UPDATE business_writes SET result_json = ? WHERE request_id = ?",
+        (json.dumps(result, ensure_ascii=False, sort_keys=True, default=str), request_id),
+    )
 
 
 class SeedLike(Protocol):
@@ -136,6 +221,11 @@ class Database:
         digest = uri.rsplit("/", 1)[-1]
         row = self.query_one("SELECT body FROM payloads WHERE sha256 = ?", (digest,))
         return None if row is None else bytes(row["body"])
+
+    def earlier_write(self, request_id: str) -> tuple[str, Any] | None:
+        """Return ``(tool, result)`` of a request's ledgered business write, if any."""
+        with self._lock:
+            return earlier_write(self._conn, request_id)
 
     def read_only(self) -> sqlite3.Connection:
         """Open a separate read-only connection, for queries built from user questions."""

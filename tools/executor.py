@@ -34,7 +34,7 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -48,6 +48,7 @@ from tenacity import (
 
 from tools.admission import Admission, LocalAdmission, Outcome
 from tools.audit import AuditLog
+from tools.db import AlreadyWritten, Database
 from tools.errors import SchemaDriftError, ToolError, TransientToolError
 from tools.guards import CircuitBreaker, CircuitBreakers, CircuitOpenError, RateLimiter, TaskGuards
 from tools.limits import cut_marker, json_bytes, json_safe
@@ -366,7 +367,8 @@ class ActionExecutor:
                 request_id=provisional,
             )
         validated = args.model_dump(mode="json")
-        request_id = request_id_for(ctx.session_id, ctx.task_id, name, validated)
+        identity = {k: v for k, v in validated.items() if k not in card.evidence_fields}
+        request_id = request_id_for(ctx.session_id, ctx.task_id, name, identity)
         key = call.get("idempotency_key")
         if key:
             request_id = f"key_{hashlib.sha256(f'{ctx.user_id}|{key}'.encode()).hexdigest()[:24]}"
@@ -404,7 +406,7 @@ class ActionExecutor:
                 data={"requires": missing},
                 request_id=request_id,
             )
-        fingerprint = fingerprint_for(name, validated)
+        fingerprint = fingerprint_for(name, identity)
         prepared = PreparedCall(
             card=card,
             args=args,
@@ -419,6 +421,18 @@ class ActionExecutor:
             record = self.admission.peek(request_id)
             if record is not None:
                 return self._replayed(prepared, record) or prepared
+            if isinstance(ctx.resources, Database):  # the record expired; the ledger did not
+                done = ctx.resources.earlier_write(request_id)
+                if done is not None:
+                    return envelope(
+                        tool=name,
+                        status="success",
+                        data=done[1],
+                        summary=_summary(card, done[1]),
+                        request_id=request_id,
+                        duplicated=True,
+                        flags=["answered_from_ledger"],
+                    )
         return prepared
 
     def run(
@@ -587,9 +601,20 @@ class ActionExecutor:
     def _attempt(self, prepared: PreparedCall, ctx: ToolContext) -> dict[str, Any]:
         """One call of the handler under the card's deadline; raise what the breaker counts."""
         card, request_id = prepared.card, prepared.request_id
+        ctx = replace(ctx, request_id=request_id)  # the handler's business_writes key
         future = self._pool.submit(_call_handler, card, prepared.args, ctx)
         try:
             data = future.result(timeout=card.timeout_s)
+        except AlreadyWritten as done:  # the ledger outlives the idempotency record
+            return envelope(
+                tool=card.name,
+                status="success",
+                data=done.result,
+                summary=_summary(card, done.result),
+                request_id=request_id,
+                duplicated=True,
+                flags=["answered_from_ledger"],
+            )
         except FutureTimeout:
             future.cancel()
             result = envelope(
@@ -666,6 +691,23 @@ class ActionExecutor:
                 attempts=attempts,
                 request_id=prepared.request_id,
                 flags=["confirmed_by_status_lookup"],
+            )
+            self._settle(prepared, result, None)
+            return result
+        done = (
+            ctx.resources.earlier_write(prepared.request_id)
+            if isinstance(ctx.resources, Database)
+            else None
+        )
+        if done is not None:  # the ledger row commits with the write: it happened, once
+            result = envelope(
+                tool=card.name,
+                status="success",
+                data=done[1],
+                summary=_summary(card, done[1]),
+                attempts=attempts,
+                request_id=prepared.request_id,
+                flags=["confirmed_by_ledger"],
             )
             self._settle(prepared, result, None)
             return result

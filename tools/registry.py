@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import sqlite3
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,7 +21,7 @@ from typing import Any, Literal
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
-from tools.db import Database
+from tools.db import Database, Ledger
 from tools.guards import TaskHistory
 from tools.lifecycle import SERVING, Effective, ToolLifecycle, version_key
 from tools.permissions import Permissions
@@ -72,6 +73,13 @@ class ToolContext:
     """What the task has done so far, for prerequisites and guards."""
     settings: Settings = field(default_factory=get_settings)
     """Configuration (backend URLs, a fixed "today"), injected rather than read from env."""
+    request_id: str = ""
+    """The executor's request id for this call, set just before the handler runs.
+
+    Side-effecting handlers key their ``business_writes`` ledger entry on it
+    (:meth:`ledger`), so the same request never writes twice, even after its idempotency
+    record has expired. Empty when a handler is called outside the executor.
+    """
 
     def today(self) -> date:
         """Return the business date: the configured one in demos and tests, else the real one."""
@@ -83,6 +91,18 @@ class ToolContext:
             msg = "this tool needs the business Database in ToolContext.resources"
             raise TypeError(msg)
         return self.resources
+
+    def ledger(self, conn: sqlite3.Connection, *, tool: str = "", key: str = "") -> Ledger:
+        """Open this request's ledger entry in the write's transaction.
+
+        Raises ``AlreadyWritten`` (answered by the executor as a duplicate) when the request
+        wrote before. ``key`` overrides the request id for a write whose identity is narrower
+        than its arguments; it is scoped to this thread and task.
+        """
+        request_id = self.request_id
+        if key and request_id:
+            request_id = f"{self.session_id}|{self.task_id}|{key}"
+        return Ledger(conn, request_id, tool or "write")
 
 
 Handler = Callable[[Any, ToolContext], Any]
@@ -137,6 +157,12 @@ class ToolCard:
     result_model: type[BaseModel] | None = None
     """The shape a successful result must have; the executor turns a mismatch (a backend
     renaming a field) into a ``schema_drift`` failure instead of letting it reach a reply."""
+    evidence_fields: tuple[str, ...] = ()
+    """Arguments that prove a prerequisite but do not name the action (a risk ticket).
+
+    They are left out of the request id and fingerprint: a ticket re-issued on every
+    assessment must not make "move 500 to ACC-2001 in this task" a new action.
+    """
 
     def __post_init__(self) -> None:
         """Refuse vague names and unsafe combinations, as the design's naming rule asks."""

@@ -116,16 +116,17 @@ def list_free_slots(args: SlotQuery, ctx: ToolContext) -> dict[str, Any]:
 def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
     """Hold a slot for this user for a few minutes; exactly one racer can win it."""
     with ctx.database().transaction() as conn:
+        ledger = ctx.ledger(conn, tool="hold_appointment_slot")
         won = conn.execute(
             "UPDATE appointment_slots SET status = 'held', held_by = ?, held_until = ?"
             " WHERE slot_id = ? AND (status = 'free' OR (status = 'held' AND"
             " (held_until < ? OR held_by = ?)))",
             (ctx.user_id, time.time() + HOLD_SECONDS, args.slot_id, time.time(), ctx.user_id),
         ).rowcount
-    if not won:
-        msg = f"slot {args.slot_id} was just taken"
-        raise UserFixableError(msg, details={"reason": "slot_taken", "slot_id": args.slot_id})
-    return {"slot_id": args.slot_id, "held_until": time.time() + HOLD_SECONDS}
+        if not won:
+            msg = f"slot {args.slot_id} was just taken"
+            raise UserFixableError(msg, details={"reason": "slot_taken", "slot_id": args.slot_id})
+        return ledger.record({"slot_id": args.slot_id, "held_until": time.time() + HOLD_SECONDS})
 
 
 def release_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
@@ -145,6 +146,7 @@ def book_appointment(args: BookingRequest, ctx: ToolContext) -> dict[str, Any]:
         "AP-" + hashlib.sha256(f"{args.slot_id}|{ctx.user_id}".encode()).hexdigest()[:8].upper()
     )
     with ctx.database().transaction() as conn:
+        ledger = ctx.ledger(conn, tool="book_appointment")
         booked = conn.execute(
             "UPDATE appointment_slots SET status = 'booked' WHERE slot_id = ? AND"
             " status = 'held' AND held_by = ?",
@@ -164,7 +166,9 @@ def book_appointment(args: BookingRequest, ctx: ToolContext) -> dict[str, Any]:
             " JOIN departments p ON p.dept_id = d.dept_id WHERE s.slot_id = ?",
             (args.slot_id,),
         ).fetchone()
-    return {"appointment_id": appointment_id, "slot_id": args.slot_id, **dict(row)}
+        return ledger.record(
+            {"appointment_id": appointment_id, "slot_id": args.slot_id, **dict(row)}
+        )
 
 
 class FreeSlot(BaseModel):
@@ -210,17 +214,22 @@ def booking_status(args: BookingRequest, ctx: ToolContext) -> dict[str, Any] | N
 
 def notify_patient(args: NotificationRequest, ctx: ToolContext) -> dict[str, Any]:
     """Send the user a notification; only after a booking, never to reply in the chat."""
+    db = ctx.database()
+    if ctx.request_id:  # sent before: the backend must not be called again
+        with db.transaction() as conn:
+            ctx.ledger(conn, tool="notify_patient")
     try:
         NotificationBackends.send(ctx.user_id, args.content)
     except Exception as exc:
         msg = f"notification failed: {type(exc).__name__}"
         raise TransientToolError(msg, details={"reason": "notify_failed"}) from exc
-    with ctx.database().transaction() as conn:
+    with db.transaction() as conn:
+        ledger = ctx.ledger(conn, tool="notify_patient")
         conn.execute(
             "INSERT INTO notifications (user_id, channel, content) VALUES (?, ?, ?)",
             (ctx.user_id, args.channel, args.content),
         )
-    return {"sent": True, "channel": args.channel}
+        return ledger.record({"sent": True, "channel": args.channel})
 
 
 def _card(

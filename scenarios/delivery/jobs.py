@@ -29,7 +29,7 @@ from pydantic import (
 
 from nodes.tasks import Cues, Describer, SlotResult, Speaker, Wording
 from state import AgentState, ToolResult
-from tools.db import Database
+from tools.db import Database, Ledger
 from tools.errors import UserFixableError
 from tools.job_bodies import JOBS, RunnerSource, job_database, runner_of, start_job
 from tools.jobs import JobBody, JobContext, JobRunner
@@ -151,6 +151,10 @@ def send_bulk_notification(
                     (job_id, user_id, outcome),
                 )
                 if outcome == "sent":
+                    # one ledger row per recipient and job, next to its one notification
+                    Ledger(conn, f"job:{job_id}:{user_id}", "send_bulk_notification").record(
+                        {"job_id": job_id, "user_id": user_id, "channel": channel}
+                    )
                     conn.execute(
                         "INSERT INTO notifications (user_id, channel, content) VALUES (?, ?, ?)",
                         (user_id, channel, content),

@@ -151,6 +151,7 @@ def request_refund(args: RefundRequest, ctx: ToolContext) -> dict[str, Any]:
     """File a refund request for the whole order; one per order."""
     db = ctx.database()
     with db.transaction() as conn:
+        ledger = ctx.ledger(conn, tool="request_refund")
         order = conn.execute(
             "SELECT order_id, status, amount_cents FROM orders WHERE order_id = ?",
             (args.order_id,),
@@ -191,13 +192,14 @@ def request_refund(args: RefundRequest, ctx: ToolContext) -> dict[str, Any]:
             " VALUES (?, ?, ?, ?, ?, 'submitted')",
             (refund_id, args.order_id, ctx.user_id, order["amount_cents"], args.reason),
         )
-    return {
-        "order_id": args.order_id,
-        "refund_id": refund_id,
-        "amount_cents": order["amount_cents"],
-        "status": "submitted",
-        "already_requested": False,
-    }
+        result = {
+            "order_id": args.order_id,
+            "refund_id": refund_id,
+            "amount_cents": order["amount_cents"],
+            "status": "submitted",
+            "already_requested": False,
+        }
+        return ledger.record(result)
 
 
 def refund_status(args: RefundRequest, ctx: ToolContext) -> dict[str, Any] | None:
@@ -219,6 +221,7 @@ def urge_delivery(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
         msg = f"order {args.order_id} is {order['status']}: it cannot be urged"
         raise UserFixableError(msg, details={"order_id": args.order_id, "reason": order["status"]})
     with db.transaction() as conn:
+        ledger = ctx.ledger(conn, tool="urge_delivery")
         conn.execute(
             "INSERT INTO delivery_urges (order_id, user_id) VALUES (?, ?)",
             (args.order_id, ctx.user_id),
@@ -226,13 +229,15 @@ def urge_delivery(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
         urges = conn.execute(
             "SELECT COUNT(*) FROM delivery_urges WHERE order_id = ?", (args.order_id,)
         ).fetchone()[0]
-    return {
-        "order_id": args.order_id,
-        "status": order["status"],
-        "eta_minutes": order["eta_minutes"],
-        "eta_date": order["eta_date"],
-        "urge_count": urges,
-    }
+        return ledger.record(
+            {
+                "order_id": args.order_id,
+                "status": order["status"],
+                "eta_minutes": order["eta_minutes"],
+                "eta_date": order["eta_date"],
+                "urge_count": urges,
+            }
+        )
 
 
 CANCELLABLE = ("pending_payment", "shipped", "delivering")
@@ -242,6 +247,7 @@ CANCELLABLE = ("pending_payment", "shipped", "delivering")
 def cancel_order(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
     """Cancel an order that has not been delivered yet, in one transaction."""
     with ctx.database().transaction() as conn:
+        ledger = ctx.ledger(conn, tool="cancel_order")
         order = conn.execute(
             "SELECT order_id, status, amount_cents, item FROM orders WHERE order_id = ?",
             (args.order_id,),
@@ -259,13 +265,15 @@ def cancel_order(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
             " WHERE order_id = ? AND status = ?",
             (args.order_id, order["status"]),
         )
-    return {
-        "order_id": args.order_id,
-        "item": order["item"],
-        "amount_cents": order["amount_cents"],
-        "previous_status": order["status"],
-        "status": "cancelled",
-    }
+        return ledger.record(
+            {
+                "order_id": args.order_id,
+                "item": order["item"],
+                "amount_cents": order["amount_cents"],
+                "previous_status": order["status"],
+                "status": "cancelled",
+            }
+        )
 
 
 def cancel_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any] | None:
@@ -285,11 +293,12 @@ def send_notification(args: NotificationRequest, ctx: ToolContext) -> dict[str, 
     eta = order["eta_minutes"] and f"，预计 {order['eta_minutes']} 分钟送达" or ""
     content = f"订单 {order['order_id']}（{order['item']}）当前状态：{order['status']}{eta}。"
     with ctx.database().transaction() as conn:
+        ledger = ctx.ledger(conn, tool="send_notification")
         conn.execute(
             "INSERT INTO notifications (user_id, channel, content) VALUES (?, ?, ?)",
             (ctx.user_id, args.channel, content),
         )
-    return {"order_id": args.order_id, "channel": args.channel, "sent": True}
+        return ledger.record({"order_id": args.order_id, "channel": args.channel, "sent": True})
 
 
 def _summarize_status(data: dict[str, Any]) -> str:

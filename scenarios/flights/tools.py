@@ -63,6 +63,7 @@ def book_flight_ticket(args: FlightBooking, ctx: ToolContext) -> dict[str, Any]:
     origin, destination = normalize_city(args.origin), normalize_city(args.destination)
     day = args.departure_date.isoformat()
     with db.transaction() as conn:
+        ledger = ctx.ledger(conn, tool="book_flight_ticket")
         flight = conn.execute(
             "SELECT flight_no, depart_time, arrive_time, price_cents FROM flights"
             " WHERE origin = ? AND destination = ? AND flight_date = ? AND seats_left > 0"
@@ -108,6 +109,7 @@ def book_flight_ticket(args: FlightBooking, ctx: ToolContext) -> dict[str, Any]:
                     masked,
                 ),
             )
+        ledger.record({"booking_id": booking_id})
     view = _booking_view(db, args, "b.booking_id = ?", (booking_id,))
     if view is None:  # the row was written in the transaction above
         msg = f"booking {booking_id} vanished after commit"

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scenarios.delivery.tools import order_owner
 from scenarios.transfer.seed import pin_hash
-from tools.db import Database
+from tools.db import Database, amend_write
 from tools.errors import ResourceNotFoundError, TransientToolError, UserFixableError
 from tools.registry import ToolCard, ToolContext
 from tools.types import PositiveCents
@@ -159,7 +159,10 @@ def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
     """Move the money atomically; above the risk threshold, hold it for review instead."""
     db = ctx.database()
     score = assess_transfer_risk(args, ctx)["risk_score"]
-    transfer_id = "TX-" + hashlib.sha256(args.risk_ticket.encode()).hexdigest()[:10].upper()
+    # The request id names "this amount to this payee in this task", not the ticket, which
+    # is re-issued on every assessment; direct calls (no executor) keep the ticket.
+    identity = ctx.request_id or args.risk_ticket
+    transfer_id = "TX-" + hashlib.sha256(identity.encode()).hexdigest()[:10].upper()
     record = {
         "transfer_id": transfer_id,
         "from_account": args.account_id,
@@ -168,6 +171,7 @@ def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
         "risk_score": score,
     }
     with db.transaction() as conn:
+        ledger = ctx.ledger(conn, tool="execute_transfer")
         done = conn.execute(
             "SELECT status FROM transfers WHERE transfer_id = ?", (transfer_id,)
         ).fetchone()
@@ -186,7 +190,7 @@ def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
                     "held for risk review",
                 ),
             )
-            return {**record, "status": "pending_review"}
+            return ledger.record({**record, "status": "pending_review"})
         moved = conn.execute(
             "UPDATE accounts SET balance_cents = balance_cents - ? WHERE account_id = ?"
             " AND balance_cents >= ?",
@@ -206,10 +210,11 @@ def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
             " risk_score) VALUES (?, ?, ?, ?, 'completed', ?)",
             (transfer_id, args.account_id, args.to_account, args.amount_cents, score),
         )
+        ledger.record({**record, "status": "completed"})
     try:
         FinanceBackends.clearing(record)
     except Exception as exc:
-        compensate(db, record, reason=f"clearing failed: {exc}")
+        compensate(db, record, reason=f"clearing failed: {exc}", request_id=ctx.request_id)
         msg = "the transfer could not be cleared; the money was returned"
         raise TransientToolError(
             msg,
@@ -222,9 +227,15 @@ def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
     return {**record, "status": "completed"}
 
 
-def compensate(db: Database, record: dict[str, Any], *, reason: str) -> None:
-    """Reverse a completed transfer in one transaction: the money goes back."""
+def compensate(db: Database, record: dict[str, Any], *, reason: str, request_id: str = "") -> None:
+    """Reverse a completed transfer in one transaction: the money goes back.
+
+    The transfer's ledger entry is amended in the same transaction, so a replay of the
+    request answers "reversed" and neither moves the money again nor reverses it twice.
+    """
     with db.transaction() as conn:
+        if request_id:
+            amend_write(conn, request_id, {**record, "status": "reversed", "note": reason})
         conn.execute(
             "UPDATE accounts SET balance_cents = balance_cents - ? WHERE account_id = ?",
             (record["amount_cents"], record["to_account"]),
@@ -264,6 +275,7 @@ def approve_large_refund(args: LargeRefund, ctx: ToolContext) -> dict[str, Any]:
     """Decide a large refund: approve it up to the limit, else queue it for review."""
     db = ctx.database()
     with db.transaction() as conn:
+        ledger = ctx.ledger(conn, tool="approve_large_refund")
         order = conn.execute(
             "SELECT amount_cents, status FROM orders WHERE order_id = ?", (args.order_id,)
         ).fetchone()
@@ -288,13 +300,15 @@ def approve_large_refund(args: LargeRefund, ctx: ToolContext) -> dict[str, Any]:
             " VALUES (?, ?, ?, ?, ?, ?)",
             (refund_id, args.order_id, ctx.user_id, order["amount_cents"], args.reason, status),
         )
-    return {
-        "order_id": args.order_id,
-        "refund_id": refund_id,
-        "amount_cents": order["amount_cents"],
-        "status": status,
-        "already_requested": False,
-    }
+        return ledger.record(
+            {
+                "order_id": args.order_id,
+                "refund_id": refund_id,
+                "amount_cents": order["amount_cents"],
+                "status": status,
+                "already_requested": False,
+            }
+        )
 
 
 FINANCE_TOOLS = (
@@ -367,5 +381,6 @@ FINANCE_TOOLS = (
         risk="high",
         owner_of=account_owner,
         requires=("assess_transfer_risk",),
+        evidence_fields=("risk_ticket",),
     ),
 )

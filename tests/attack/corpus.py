@@ -260,6 +260,8 @@ class Category:
     payloads: Callable[[], list[tuple[str, Any]]]
     check: Callable[..., str | None]
     needs_db: bool = False
+    fast: int = FAST_SLICE
+    """Payloads in the default run (graph-level categories keep it small)."""
 
 
 CATEGORIES = [
@@ -279,6 +281,23 @@ CATEGORIES = [
     Category("malformed_call", malformed_calls, check_malformed_call),
     Category("oversized", oversized_messages, check_oversized),
 ]
+
+
+def _broad_categories() -> list[Category]:
+    from tests.attack import breadth  # noqa: PLC0415 - graph imports only when needed
+
+    return [
+        Category("cross_user", breadth.cross_user_payloads, breadth.check_cross_user, True),
+        Category("role_escalation", breadth.role_payloads, breadth.check_role, True),
+        Category(
+            "graph_input", breadth.graph_input_payloads, breadth.check_graph_input, True, fast=2
+        ),
+        Category("replay", breadth.replay_payloads, breadth.check_replay, True, fast=2),
+        Category("secrets_at_rest", breadth.secret_payloads, breadth.check_secrets, True, fast=2),
+    ]
+
+
+CATEGORIES += _broad_categories()
 
 
 def attempts(category: Category, db: Database | None) -> Iterator[tuple[str, str | None]]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.attack.corpus import CATEGORIES, FAST_SLICE, Category
+from tests.attack.corpus import CATEGORIES, Category
 from tests.helpers import open_database
 from tools.db import Database
 
@@ -15,9 +15,9 @@ def _cases(full: bool) -> list[object]:
     cases = []
     for category in CATEGORIES:
         payloads = category.payloads()
-        chosen = payloads[FAST_SLICE:] if full else payloads[:FAST_SLICE]
+        chosen = payloads[category.fast :] if full else payloads[: category.fast]
         for index, (label, payload) in enumerate(chosen):
-            offset = FAST_SLICE if full else 0
+            offset = category.fast if full else 0
             cases.append(
                 pytest.param(category, payload, id=f"{category.name}-{index + offset}-{label[:30]}")
             )
