@@ -4,7 +4,7 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: install services demo chat test check lint typecheck unit integration clean model test-model attack aegra
+.PHONY: install services demo chat test check lint typecheck unit integration clean model test-model attack crash aegra
 
 install:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -68,6 +68,11 @@ test-model: model
 attack: install
 	$(UV) run pytest tests/attack -m attack -q
 	$(UV) run python -m tests.attack.report
+
+# Kill the process at every node boundary and inside the executor, restart, resume: count
+# duplicates and lost actions.
+crash: install
+	$(UV) run python -m tests.crash.harness
 
 clean:
 	rm -rf .reach .pytest_cache .mypy_cache .ruff_cache
