@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,6 +18,7 @@ from eval.harness import Evaluation, load_cases, run_evaluation
 from eval.report import headline, write_report
 from tools.audit import AuditLog, default_audit_path
 from tools.metrics import default_metrics
+from tools.settings import get_settings
 
 console = Console()
 
@@ -24,15 +26,18 @@ console = Console()
 def _understanding_factory(mode: str) -> Any:
     """Return a factory of the understanding for ``mode``.
 
-    ``rules`` is built in; any other value is ``module:Factory`` (a class or function that
-    returns an object implementing ``nodes.understanding.Understanding``), so the model
-    modes plug in without this file changing.
+    ``rules`` is the offline default; ``local``, ``mixed`` or a model name at the configured
+    endpoint select the model the way ``REACH_MODEL`` does (this command is the process's
+    entry point, so it sets that one variable before the settings are read); any other value
+    is ``module:Factory`` (a class or function that returns an object implementing
+    ``nodes.understanding.Understanding``).
     """
     if mode == "rules":
         return rules_understanding
-    if ":" not in mode:
-        msg = f"unknown mode {mode!r}: use 'rules' or 'module:Factory'"
-        raise typer.BadParameter(msg)
+    if ":" not in mode or mode.startswith("mixed:"):
+        os.environ["REACH_MODEL"] = mode
+        get_settings.cache_clear()
+        return rules_understanding  # ``None``: Services builds the configured model
     module, name = mode.split(":", 1)
     return getattr(importlib.import_module(module), name)
 
