@@ -1,6 +1,6 @@
 """A process that runs one bulk notification and stops dead inside a send (for SIGKILL tests).
 
-Usage: python -m tests.integration.bulk_job_worker BUSINESS_DB JOBS_DB JOB_ID STOP_AT USERS...
+Usage: python -m tests.services.bulk_job_worker BUSINESS_DB JOBS_DB JOB_ID STOP_AT USERS...
 It prints ``IN_TXN <user>`` when it is inside the transaction of the STOP_AT-th send and
 then blocks, so the test can kill it at exactly that point.
 """
