@@ -21,8 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 from graph.checkpoint.compress import protect
 from graph.job_followup import ThreadActivity, follow_up_on_thread
 from nodes.clarify import make_clarify_node
-from nodes.common import Node
-from nodes.compact import with_compaction
+from nodes.compact import unpinning_tools, with_compaction
 from nodes.handoff import make_handoff_node
 from nodes.intent import make_intent_node
 from nodes.job_update import make_job_update_node
@@ -33,7 +32,7 @@ from nodes.routing import (
     route_after_intent,
     route_after_propose,
     route_after_reflect,
-    route_after_slots,
+    route_after_slots_skipping_idle,
     route_after_tool,
     route_start,
 )
@@ -81,8 +80,8 @@ def make_builder(
     builder.add_node("clarify", ends_turn(make_clarify_node(services)))
     builder.add_node("propose", make_propose_node(services))
     builder.add_node("tool", make_tool_node(services))
-    builder.add_node("reply", ends_turn(_ends_task(make_reply_node(services), services)))
-    builder.add_node("handoff", ends_turn(_ends_task(make_handoff_node(services), services)))
+    builder.add_node("reply", ends_turn(unpinning_tools(make_reply_node(services), services)))
+    builder.add_node("handoff", ends_turn(unpinning_tools(make_handoff_node(services), services)))
     builder.add_node("job_update", make_job_update_node(services))
     for agent, factory in catalog.agents.items():
         builder.add_node(agent, factory(services))
@@ -101,7 +100,7 @@ def make_builder(
     )
     builder.add_conditional_edges(
         "slot_filling",
-        partial(_route_after_slots, services=services),
+        partial(route_after_slots_skipping_idle, scenarios=catalog, registry=services.tools),
         ["clarify", "propose", "tool", *agents],
     )
     builder.add_conditional_edges(
@@ -117,47 +116,6 @@ def make_builder(
     builder.add_edge("handoff", END)
     builder.add_edge("job_update", END)
     return builder
-
-
-def _ends_task(node: Node, services: Services) -> Node:
-    """Wrap a node that ends a task so the task's tool-version pins are dropped after it.
-
-    The executor pins each task to the version of a tool it first got (``registry.get(...,
-    task_id=...)``), so a version registered mid-task does not change its contract; once
-    the task is answered or handed over, the pins only hold an old version back.
-    """
-
-    def ended(state: AgentState, runtime: Any) -> dict[str, Any]:
-        out = node(state, runtime=runtime)
-        task_id = state.get("task_id")
-        if task_id:
-            services.tools.lifecycle.unpin(f"task:{task_id}")
-        return out
-
-    ended.__name__ = getattr(node, "__name__", "ended")
-    ended.__doc__ = node.__doc__
-    return ended
-
-
-def _route_after_slots(state: AgentState, *, services: Services) -> str:
-    """Go through propose only when it has something to do, saving a superstep otherwise.
-
-    Propose writes a question before a high-risk call or a sub-agent's task, and clears a
-    stale ``awaiting``; for anything else it returns no change but its step count, yet
-    costs a superstep and a checkpoint. Then the call goes straight where propose would
-    have sent it.
-    """
-    target = route_after_slots(state)
-    if target != "propose" or state.get("awaiting"):
-        return target
-    task = services.catalog.task(state.get("intent", ""))
-    if task is not None and task.agent is not None:
-        return target
-    for call in state.get("pending_tool_calls") or []:
-        card = services.tools.get(call["name"])
-        if card is None or card.risk == "high":
-            return target
-    return route_after_propose(state, scenarios=services.catalog)
 
 
 def build_graph(

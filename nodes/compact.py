@@ -23,7 +23,7 @@ conversation valid for a chat model and for the confirmation flow:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -42,6 +42,9 @@ from nodes.common import Node, message_text, session_id
 from state import AgentState, Context, ConversationSummary, append_protocol
 from tools.pii import mask_pii
 from tools.transcript import TranscriptEntry, TranscriptStore, entry_key
+
+if TYPE_CHECKING:
+    from nodes.services import Services
 
 SUMMARY_LINES = 6
 """Lines of the running summary kept in state: the most recent older turns."""
@@ -216,3 +219,23 @@ __all__ = [
     "summary_text",
     "with_compaction",
 ]
+
+
+def unpinning_tools(node: Node, services: Services) -> Node:
+    """Wrap a node that ends a task so the task's tool-version pins are dropped after it.
+
+    The executor pins each task to the version of a tool it first got (``registry.get(...,
+    task_id=...)``), so a version registered mid-task does not change its contract; once
+    the task is answered or handed over, the pins only hold an old version back.
+    """
+
+    def ended(state: AgentState, runtime: Any) -> dict[str, Any]:
+        out = node(state, runtime=runtime)
+        task_id = state.get("task_id")
+        if task_id:
+            services.tools.lifecycle.unpin(f"task:{task_id}")
+        return out
+
+    ended.__name__ = getattr(node, "__name__", "ended")
+    ended.__doc__ = node.__doc__
+    return ended

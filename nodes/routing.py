@@ -13,6 +13,7 @@ from langgraph.graph import END
 
 from nodes.tasks import ScenarioSet
 from state import AgentState
+from tools.registry import ToolRegistry
 
 USER_FACING = frozenset({"user_fixable", "validation", "not_found", "permission_denied"})
 """Failures the reply explains; the user can act on them."""
@@ -106,3 +107,26 @@ def route_after_tool(
     if task is not None and not task.handoff_on_failure:
         return "reply"  # say it is unavailable; no human needed for a weather report
     return "handoff"
+
+
+def route_after_slots_skipping_idle(
+    state: AgentState, *, scenarios: ScenarioSet, registry: ToolRegistry
+) -> str:
+    """Go through propose only when it has something to do, saving a superstep otherwise.
+
+    Propose writes a question before a high-risk call or a sub-agent's task, and clears a
+    stale ``awaiting``; for anything else it returns no change but its step count, yet
+    costs a superstep and a checkpoint. Then the call goes straight where propose would
+    have sent it.
+    """
+    target = route_after_slots(state)
+    if target != "propose" or state.get("awaiting"):
+        return target
+    task = scenarios.task(state.get("intent", ""))
+    if task is not None and task.agent is not None:
+        return target
+    for call in state.get("pending_tool_calls") or []:
+        card = registry.get(call["name"])
+        if card is None or card.risk == "high":
+            return target
+    return route_after_propose(state, scenarios=scenarios)
