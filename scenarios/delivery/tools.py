@@ -8,6 +8,7 @@ for anything the user or the executor must know about.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -73,17 +74,32 @@ def order_owner(args: Any, ctx: ToolContext) -> str | None:
     return None if row is None else str(row["user_id"])
 
 
+ORDER_COLUMNS = "order_id, user_id, status, eta_minutes, eta_date, amount_cents, item"
+"""What every order tool reads of an order."""
+
+
+def _missing(order_id: str) -> ResourceNotFoundError:
+    return ResourceNotFoundError(f"order {order_id} not found", details={"order_id": order_id})
+
+
 def _load_order(
     args: OrderRef | RefundRequest | NotificationRequest, ctx: ToolContext
 ) -> dict[str, Any]:
     row = ctx.database().query_one(
-        "SELECT order_id, user_id, status, eta_minutes, eta_date, amount_cents, item"
-        " FROM orders WHERE order_id = ?",
-        (args.order_id,),
+        f"SELECT {ORDER_COLUMNS} FROM orders WHERE order_id = ?", (args.order_id,)
     )
     if row is None:
-        msg = f"order {args.order_id} not found"
-        raise ResourceNotFoundError(msg, details={"order_id": args.order_id})
+        raise _missing(args.order_id)
+    return row
+
+
+def _order_in(conn: sqlite3.Connection, order_id: str) -> sqlite3.Row:
+    """Read an order inside a write's transaction, so the check and the write agree."""
+    row = conn.execute(
+        f"SELECT {ORDER_COLUMNS} FROM orders WHERE order_id = ?", (order_id,)
+    ).fetchone()
+    if row is None:
+        raise _missing(order_id)
     return row
 
 
@@ -152,13 +168,7 @@ def request_refund(args: RefundRequest, ctx: ToolContext) -> dict[str, Any]:
     db = ctx.database()
     with db.transaction() as conn:
         ledger = ctx.ledger(conn, tool="request_refund")
-        order = conn.execute(
-            "SELECT order_id, status, amount_cents FROM orders WHERE order_id = ?",
-            (args.order_id,),
-        ).fetchone()
-        if order is None:
-            msg = f"order {args.order_id} not found"
-            raise ResourceNotFoundError(msg, details={"order_id": args.order_id})
+        order = _order_in(conn, args.order_id)
         if order["status"] in ("cancelled", "pending_payment"):
             msg = f"order {args.order_id} is {order['status']}: nothing was paid to refund"
             raise UserFixableError(
@@ -248,13 +258,7 @@ def cancel_order(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
     """Cancel an order that has not been delivered yet, in one transaction."""
     with ctx.database().transaction() as conn:
         ledger = ctx.ledger(conn, tool="cancel_order")
-        order = conn.execute(
-            "SELECT order_id, status, amount_cents, item FROM orders WHERE order_id = ?",
-            (args.order_id,),
-        ).fetchone()
-        if order is None:
-            msg = f"order {args.order_id} not found"
-            raise ResourceNotFoundError(msg, details={"order_id": args.order_id})
+        order = _order_in(conn, args.order_id)
         if order["status"] not in CANCELLABLE:
             msg = f"order {args.order_id} is {order['status']}: it can no longer be cancelled"
             raise UserFixableError(
