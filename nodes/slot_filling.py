@@ -109,6 +109,8 @@ def vault_sensitive(
     task: TaskSpec, slots: dict[str, Any], services: Services, user_id: str
 ) -> dict[str, Any]:
     """Swap the task's sensitive slots for vault tokens, so state never holds them."""
+    if not task.sensitive_slots:
+        return slots
     out = dict(slots)
     vault = IdentityVault(services.database)
     for name in task.sensitive_slots:
