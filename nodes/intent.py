@@ -15,6 +15,7 @@ from nodes.common import (
     derive_task_id,
     latest_user_message,
     message_text,
+    only_changes,
     protocol_message,
     session_id,
 )
@@ -138,7 +139,7 @@ def make_intent_node(services: Services) -> Node:
             error=result.error,
         )
         update["protocol"] = [user, note]
-        return update
+        return only_changes(state, update)
 
     return intent
 

@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from nodes.actions import confirm_then_run
-from nodes.common import Node, context_of, protocol_fields, tool_context
+from nodes.common import Node, context_of, only_changes, protocol_fields, tool_context
 from nodes.services import Services
 from nodes.slot_filling import display_values, plan_tool_calls, vault_sensitive
 from state import AgentState, Context, ProtocolMessage, ToolCall, ToolResult
@@ -67,7 +67,7 @@ def make_tool_node(services: Services) -> Node:
                 dict(call), after, decision=outcome.decision
             )
             results.append(result)
-        return _record(services, state, runtime, [*first, *later], results)
+        return only_changes(state, _record(services, state, runtime, [*first, *later], results))
 
     return tool
 
