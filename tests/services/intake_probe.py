@@ -55,16 +55,17 @@ class Secrets:
         return found
 
     def found_in_bytes(self, data: bytes) -> list[str]:
-        """Return which secrets raw storage bytes hold, as text or as hex (bytea dumps)."""
+        """Return which fresh secrets raw storage bytes hold, as text or as hex (bytea dumps).
+
+        Only this run's fresh values: storage shared with earlier runs may hold the seed PIN
+        from a run without intake. The wrong PIN is looked for after its keyword (six random
+        digits alone could be part of anything).
+        """
         found = []
-        for value in (self.id_number, self.wrong_pin):
-            if value.encode() in data or value.encode().hex().encode() in data:
+        for value in (self.id_number, f"密码 {self.wrong_pin}", f"密码{self.wrong_pin}"):
+            raw = value.encode()
+            if raw in data or raw.hex().encode() in data:
                 found.append(value)
-        for pin in (PIN, self.wrong_pin):
-            for spaced in ("密码" + pin, "密码 " + pin):
-                raw = spaced.encode()
-                if raw in data or raw.hex().encode() in data:
-                    found.append(spaced)
         return found
 
 
