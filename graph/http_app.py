@@ -56,5 +56,5 @@ app = app_class()(
         Route("/reach/stats", stats),
         Route("/metrics", metrics),
         Route("/stats", stats),
-    ]
+    ],
 )

@@ -29,7 +29,7 @@ from typing import Any
 
 from scenarios import SCENARIOS
 from tools.db import Database, data_dir
-from tools.intake import tokenize_payload
+from tools.intake import payload_has_secrets, tokenize_payload
 from tools.settings import get_settings
 from tools.tokens import InvalidToken, read_token
 from tools.vault import IdentityVault
@@ -66,7 +66,12 @@ def business_vault() -> IdentityVault:
 
 
 def tokenize_for(payload: Any, owner: str) -> bool:
-    """Tokenize a payload's content fields in place for ``owner`` (blocking: vault writes)."""
+    """Tokenize a payload's content fields in place for ``owner`` (blocking: vault writes).
+
+    The vault (the business database) is opened only when there is something to vault.
+    """
+    if not payload_has_secrets(payload):
+        return False
     return tokenize_payload(payload, owner, business_vault())
 
 

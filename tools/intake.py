@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from tools.db import Database
-from tools.pii import Finding, Kind, find_pii
+from tools.pii import Finding, Kind, contains_pii, find_pii
 from tools.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
 
 INTAKE_KINDS: frozenset[Kind] = frozenset(("id_card", "secret"))
@@ -121,6 +121,18 @@ def tokenize_payload(payload: Any, owner: str, vault: Vault) -> bool:
     return changed
 
 
+def payload_has_secrets(payload: Any) -> bool:
+    """Tell whether a payload's content fields hold anything ``tokenize_payload`` would swap.
+
+    Cheap and vault-free: lets a caller skip opening the vault for the usual message.
+    """
+    if isinstance(payload, list):
+        return any(payload_has_secrets(item) for item in payload)
+    if not isinstance(payload, dict):
+        return False
+    return any(contains_pii(payload[key], INTAKE_KINDS) for key in CONTENT_KEYS & payload.keys())
+
+
 def has_token(text: str) -> bool:
     """Tell whether ``text`` holds a vault token (cheap: a substring test first)."""
     return TOKEN_PREFIX in text and TOKEN.search(text) is not None
@@ -157,6 +169,7 @@ __all__ = [
     "TOKEN",
     "Vault",
     "has_token",
+    "payload_has_secrets",
     "reveal_text",
     "revealed",
     "tokenize_payload",
