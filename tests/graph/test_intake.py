@@ -103,3 +103,21 @@ def test_a_flight_booked_with_a_tokenized_id_number(make_app, db, monkeypatch):
     rows = db.query("SELECT passenger_masked FROM flight_bookings")
     assert rows == [{"passenger_masked": "110101********1237"}]
     assert VALID_ID not in asked + done + stored_text(app)
+
+
+def test_an_id_number_corrected_at_the_confirmation_is_revealed_and_revaulted(
+    make_app, db, monkeypatch
+):
+    """A resume masked at intake ("不对，身份证号是 pii:…") still corrects the pending booking."""
+    set_env(monkeypatch, "REACH_TODAY", "2024-06-18")
+    app = make_app(checkpointer=InMemorySaver())
+    vault = IdentityVault(db)
+    other = "110101198001011232"
+    first = f"帮我订一张2024-06-20从上海去北京的机票，乘客张三，身份证号{VALID_ID}"
+    streamed(app, {"messages": [("user", tokenize_text(first, ALICE.user_id, vault))]})
+    correction = tokenize_text(f"不对，身份证号是 {other}", ALICE.user_id, vault)
+    seen, revised = streamed(app, Command(resume=correction))
+    payload = app.get_state(CONFIG).tasks[0].interrupts[0].value
+    assert payload["actions"][0]["arguments"]["passenger_id"] == "110101********1232"
+    assert revised["slots"]["passenger_id"] == vault.token_for(ALICE.user_id, other)
+    assert other not in seen and VALID_ID not in seen
