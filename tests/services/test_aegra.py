@@ -52,7 +52,12 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     }
     try:
         with aegra_replicas(root, env) as urls:
-            yield {"urls": urls, "db": Database(data / "business.db"), "postgres": postgres}
+            yield {
+                "urls": urls,
+                "db": Database(data / "business.db"),
+                "postgres": postgres,
+                "root": root,
+            }
     except Unavailable as exc:
         pytest.skip(str(exc))
     finally:
@@ -164,6 +169,8 @@ def test_no_id_number_or_pin_reaches_aegras_tables(served):
     assert secrets.found_in_bytes(dump) == []
     typed = "密码123456".encode()  # the seed PIN as typed: this database is fresh
     assert typed not in dump and typed.hex().encode() not in dump
+    logs = b"".join(path.read_bytes() for path in served["root"].glob("aegra-*.log"))
+    assert logs and secrets.found_in_bytes(logs) == [] and typed not in logs
 
 
 def test_the_project_http_app_is_served_too(served):

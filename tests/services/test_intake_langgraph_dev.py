@@ -35,3 +35,5 @@ def test_no_id_number_or_pin_reaches_the_servers_storage(tmp_path: Path):
     )
     assert stored, "langgraph dev wrote its pickle files"
     assert secrets.found_in_bytes(stored) == []
+    log = (data / "dev.log").read_bytes()  # the server's log of this run
+    assert log and secrets.found_in_bytes(log) == []
