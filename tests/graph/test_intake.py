@@ -121,3 +121,16 @@ def test_an_id_number_corrected_at_the_confirmation_is_revealed_and_revaulted(
     assert payload["actions"][0]["arguments"]["passenger_id"] == "110101********1232"
     assert revised["slots"]["passenger_id"] == vault.token_for(ALICE.user_id, other)
     assert other not in seen and VALID_ID not in seen
+
+
+def test_an_id_number_given_alone_as_the_missing_answer_fills_the_slot(make_app, db, monkeypatch):
+    """The bare token that replaced a bare ID number still answers "乘客身份证号?"."""
+    set_env(monkeypatch, "REACH_TODAY", "2024-06-18")
+    app = make_app()
+    first = say(app, "帮我订一张2024-06-20从上海去北京的机票，乘客张三")
+    assert first["missing_slots"] == ["passenger_id"]
+    answer = tokenize_text(VALID_ID, ALICE.user_id, IdentityVault(db))
+    assert TOKEN.fullmatch(answer)
+    say(app, answer)
+    payload = app.get_state(CONFIG).tasks[0].interrupts[0].value
+    assert payload["actions"][0]["arguments"]["passenger_id"] == "110101********1237"
