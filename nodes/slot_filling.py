@@ -14,6 +14,7 @@ from nodes.model_planner import ModelPlan, evidence_names, plan_with_model, scen
 from nodes.services import Services
 from nodes.tasks import TaskSpec
 from state import AgentState, Context, ToolCall
+from tools.intake import revealed
 from tools.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
 
 MASKED_SUFFIX = "_masked"
@@ -28,8 +29,10 @@ def make_slot_filling_node(services: Services) -> Node:
         task = services.catalog.task(state.get("intent"))
         if task is None:  # routers never send an unknown intent here; be safe anyway
             return {"missing_slots": [], "pending_tool_calls": [], "step_count": 1}
-        text = message_text(latest_user_message(state))
-        context = context_of(runtime)
+        context = context_of(runtime)  # intake tokens reveal for extraction, in memory only
+        text = revealed(
+            message_text(latest_user_message(state)), context.user_id, services.database
+        )
         found = services.understand_for(context.model).extract_slots(text, task.intent)
         new_slots = vault_sensitive(task, found.slots, services, context.user_id)
         slots = {**(state.get("slots") or {}), **new_slots}

@@ -22,6 +22,7 @@ from state import AgentState, Context, ProtocolMessage, ToolCall, ToolResult
 from tools.client_view import client_view
 from tools.executor import Decision
 from tools.guards import TaskHistory
+from tools.intake import revealed
 
 
 def make_tool_node(services: Services) -> Node:
@@ -158,6 +159,7 @@ def _corrections(
     task = services.catalog.task(state.get("intent"))
     if not isinstance(answer, str) or task is None:
         return None
+    answer = revealed(answer, user_id, services.database)  # intake tokens, in memory only
     found = services.understand.extract_slots(answer, task.intent).slots
     old = state.get("slots") or {}
     changed = {k: v for k, v in found.items() if old.get(k) != v}
