@@ -216,7 +216,10 @@ def could_hold(text: str, kinds: frozenset[Kind]) -> bool:
     if numbers:
         need = _MIN_NUMBER_DIGITS if "phone" in numbers else _MIN_CARD_DIGITS
         for stretch in _NUMBER_CHARS.finditer(text):
-            if len(_DIGIT_LIKE.findall(stretch.group())) >= need:
+            found = stretch.group()
+            if found.isascii() and found.isalnum() and _inside_word(text, *stretch.span()):
+                continue  # digits glued to a word (a hex id, a version): no number starts or ends
+            if len(_DIGIT_LIKE.findall(found)) >= need:
                 return True
     if "secret" in kinds:
         folded = text
@@ -225,6 +228,26 @@ def could_hold(text: str, kinds: frozenset[Kind]) -> bool:
         if _STEM_RE.search(folded.lower()):  # lower() then a plain regex: 6x faster than re.I
             return True
     return False
+
+
+def _inside_word(text: str, start: int, end: int) -> bool:
+    """Say whether ``text[start:end]`` touches a letter or digit, or a dash-joined word.
+
+    The detectors' boundaries (``_LEFT``, ``_RIGHT``) refuse a number with a letter or digit
+    right before or after it, or a word joined by ``-_./``; a run of bare digits touching one
+    on either side can hold no finding, since inside it every position touches a digit.
+    """
+    before = text[start - 2 : start] if start >= 2 else " " + text[:start]
+    after = text[end : end + 2]
+    return (
+        before[-1:].isascii() and before[-1:].isalnum()
+        or after[:1].isascii() and after[:1].isalnum()
+        or before[-1:] in _JOINERS and before[:1].isascii() and before[:1].isalnum()
+        or after[:1] in _JOINERS and after[1:2].isascii() and after[1:2].isalnum()
+    )
+
+
+_JOINERS = frozenset("-_./")
 
 
 def _scan(

@@ -32,10 +32,13 @@ def _digit_like(char: str) -> bool:
     return len(folded) == 1 and (folded.isdigit() and folded.isascii() or folded in "Xx")
 
 
-_CHANNEL_VERSION = re.compile(r"\d{32}\.\d+\.\d+")
-"""LangGraph's channel versions (``00…01.0.2129…``): in every checkpoint, never a number of
-anyone's. Their digits can never be part of a finding (an ID or card needs no digit or
-``digit.`` right before it), so the pre-check ignores them."""
+_CHANNEL_VERSION = re.compile(
+    r"\d{32}\.\d+\.\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
+"""LangGraph's channel versions (``00…01.0.2129…``) and checkpoint ids (UUIDs): in every
+checkpoint, never a number of anyone's. Their digits can never be part of a finding (an ID
+or card needs no digit, letter or dash-joined word right before or after it), so the
+pre-check ignores them."""
 
 
 def mask_id_bytes(data: bytes) -> bytes:

@@ -50,7 +50,7 @@ PIECES = [
 ]
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=40))
 def test_precheck_never_hides_a_finding(parts: list[str]) -> None:
     text = "".join(parts)
