@@ -265,10 +265,17 @@ class _Matcher:
 
     def __init__(self, normal: str, sound: str, words: list[str], fuzzy: float) -> None:
         self.normal, self.sound, self.words, self.fuzzy = normal, sound, words, fuzzy
+        self.openings = {word[:2] for word in words}
+        """A typo keeps a word's first two letters (``close_word``): other cues need no look."""
 
     def match(self, cue: _Cue, evidence: list[str]) -> float:
         """Return what ``cue`` adds: its weight, nothing when negated, less for a typo."""
-        positions = [m.start() for m in cue.pattern.finditer(self.normal)]
+        # a substring test first: most cues are absent, and the pattern only narrows it
+        positions = (
+            [m.start() for m in cue.pattern.finditer(self.normal)]
+            if cue.text in self.normal
+            else []
+        )
         if positions:
             self.normal = cue.pattern.sub(lambda m: "\0" * len(m.group()), self.normal)
             self.sound = self.sound.replace(cue.heard, "\0" * len(cue.text))
@@ -286,7 +293,7 @@ class _Matcher:
                 return 0.0
             evidence.append(f"~{cue.text}")
             return cue.weight * self.fuzzy
-        if cue.latin_word and close_word(cue.text, self.words):
+        if cue.latin_word and cue.text[:2] in self.openings and close_word(cue.text, self.words):
             evidence.append(f"~{cue.text}")
             return cue.weight * self.fuzzy
         return 0.0

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.pii import ZERO_WIDTH, _find_all, find_pii
+from tools.pii import (
+    _CHANGED_BY_NFKC,
+    _STEM_SPOILER,
+    _STEMS,
+    ZERO_WIDTH,
+    _find_all,
+    find_pii,
+)
 
 PIECES = [
     *"0123456789Xx -\t",
@@ -69,3 +79,16 @@ def test_common_strings_skip_the_detectors() -> None:
     assert find_pii("call me on 138-0013-8000")[0].kind == "phone"
     assert find_pii("ｐａｓｓword: 123456")[0].kind == "secret"
     assert find_pii("①②③④⑤⑥ 是密码")[0].kind == "secret"  # no ASCII digit at all
+
+
+def test_stem_spoiler_covers_every_character_that_folds_into_a_stem() -> None:
+    stem_chars = set("".join(_STEMS).lower())
+    missed = []
+    for low, high in re.findall(r"(.)(?:-(.))?", _CHANGED_BY_NFKC):
+        for code in range(ord(low), ord(high or low) + 1):
+            char = chr(code)
+            folded = unicodedata.normalize("NFKC", char).lower()
+            if any(c in stem_chars for c in folded) and not _STEM_SPOILER.search(char):
+                missed.append(f"U+{code:04X}")
+    missed += [f"U+{ord(c):04X}" for c in ZERO_WIDTH if not _STEM_SPOILER.search(c)]
+    assert missed == []
