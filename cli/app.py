@@ -25,6 +25,7 @@ from cli.weather_server import start_demo_weather_server
 from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
+from graph.run_lock import LockedGraph
 from nodes.model_understanding import parse_choice
 from state import Context
 from tools.settings import Settings, get_settings
@@ -172,6 +173,9 @@ def _run_turn(app_graph, text: str, thread: str, context: Context, trace: bool) 
     else:
         payload = {"messages": [("user", text)]}
     for chunk in app_graph.stream(payload, config, context=context, stream_mode="updates"):
+        if "busy" in chunk:  # another worker is running this thread's previous turn
+            show_update(console, "reply", {"messages": chunk["messages"]})
+            continue
         for node, update in chunk.items():
             if trace or node in ("reply", "clarify", "handoff", "__interrupt__"):
                 show_update(console, node, update)
@@ -203,8 +207,12 @@ def demo(
             today = settings.today
             if today is None and name in DEMO_TODAY:
                 today = date.fromisoformat(DEMO_TODAY[name])
-            agent = build_graph(
-                checkpointer=checkpointer, settings=settings.model_copy(update={"today": today})
+            agent = _locked(
+                build_graph(
+                    checkpointer=checkpointer,
+                    settings=settings.model_copy(update={"today": today}),
+                ),
+                settings,
             )
             thread = f"demo-{name}-{int(time.time() * 1000)}"
             context = Context(user_id=user, user_role=role)
@@ -231,7 +239,7 @@ def chat(
 ) -> None:
     """Talk to the agent. The thread is saved, so it continues after a restart."""
     settings = _with_model(_use_data_dir(data_dir), model)
-    agent = build_graph(checkpointer=make_checkpointer(), settings=settings)
+    agent = _locked(build_graph(checkpointer=make_checkpointer(), settings=settings), settings)
     config = {"configurable": {"thread_id": thread}}
     previous = agent.get_state(config).values.get("messages", [])
     if previous:
@@ -253,6 +261,15 @@ def chat(
 
 Thread = Annotated[str, typer.Argument(help="The conversation (thread) id.")]
 CheckpointId = Annotated[str, typer.Option("--checkpoint", help="A checkpoint id from history.")]
+
+
+def _locked(agent: Any, settings: Settings) -> Any:
+    """Run each turn under the thread's Redis lease when Redis is configured.
+
+    Workers sharing Redis may all continue one thread; the lease keeps two of them (or two
+    ``reach chat`` windows) from running it at once. Without Redis there is one process.
+    """
+    return LockedGraph.from_settings(agent, settings) if settings.redis_url else agent
 
 
 def _agent(data_dir: Path | None):  # type: ignore[no-untyped-def]

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 from redis import Redis
+from typer.testing import CliRunner
 
+from cli.app import app
 from graph.run_lock import RunLock
+from tests.helpers import set_env
 
 pytestmark = pytest.mark.integration
 
@@ -61,3 +64,30 @@ def test_renewal_pushes_the_expiry_back(client):
     assert lease.renew() is True
     assert client.pttl(lock.key("t1")) > 19_000
     assert lock.key("t1") == "reach:runlock:{t1}"  # one hash slot per thread on a Cluster
+
+
+def test_reach_chat_answers_busy_while_another_worker_holds_the_thread(
+    redis_url, client, tmp_path, monkeypatch
+):
+    set_env(monkeypatch, "REDIS_URL", redis_url)
+    set_env(monkeypatch, "REACH_RUN_LOCK_WAIT_S", "0.2")
+    set_env(monkeypatch, "REACH_CHECKPOINTER", "sqlite")
+    held = RunLock(client, ttl_s=30).acquire("busy-thread", wait_s=0)
+    assert held is not None
+    try:
+        busy = CliRunner().invoke(
+            app,
+            ["chat", "--thread", "busy-thread", "--data-dir", str(tmp_path)],
+            input="OD-20240618-001 到哪了\n/quit\n",
+        )
+    finally:
+        held.release()
+    assert busy.exit_code == 0, busy.output
+    assert "处理" in busy.output  # the busy answer, not a second run of the thread
+    free = CliRunner().invoke(
+        app,
+        ["chat", "--thread", "busy-thread", "--data-dir", str(tmp_path)],
+        input="OD-20240618-001 到哪了\n/quit\n",
+    )
+    assert free.exit_code == 0, free.output
+    assert "配送" in free.output or "送" in free.output
