@@ -145,6 +145,10 @@ class Settings(BaseSettings):
     plan_cache: bool = Field(True, alias="REACH_PLAN_CACHE")
     """Reuse learned action plans (turn off to measure the difference)."""
 
+    # ---- plans (learned action plans wired into model planning) ---------------------------
+    plan_store: Literal["memory", "sqlite", "redis"] | None = Field(None, alias="REACH_PLAN_STORE")
+    """Where learned plans live; ``None``: Redis when ``redis_url`` is set, else memory."""
+
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
