@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.types import Command
 
-from tests.conftest import ALICE, BOB, say
+from tests.conftest import ALICE, BOB, fast_executor, say
 from tests.fakes.openai_server import Scripted, openai_server  # noqa: F401 - the fixture
 from tests.graph.test_model_in_the_loop import content_call, recording, stages
 from tests.helpers import default_registry, set_env
-from tools.audit import read_jsonl
+from tools.audit import AuditLog, read_jsonl
 from tools.plans import PlanCache
 
 
@@ -110,8 +111,6 @@ def test_a_cached_plan_for_a_foreign_order_is_refused_and_evicted(app, planner, 
 
 
 def test_a_cached_plan_still_asks_for_confirmation(app, planner, handled, plans, db):
-    from langgraph.types import Command
-
     planner.push(content_call("request_refund", order_id="OD-20240618-002"))
     say(app, "OD-20240618-002 我要退款", thread="r1")
     assert handled == []  # high risk: nothing ran before the yes
@@ -164,9 +163,6 @@ def test_the_cache_can_be_turned_off(make_app, planner, monkeypatch):
 
 
 def test_the_trace_says_the_plan_came_from_the_cache(make_app, planner, tmp_path: Path):
-    from tests.conftest import fast_executor
-    from tools.audit import AuditLog
-
     audit = AuditLog(tmp_path / "audit.jsonl")
     app = make_app(
         executor_factory=lambda registry: fast_executor(registry, audit=audit),
