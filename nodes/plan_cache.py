@@ -15,8 +15,9 @@ instead of asking the model:
   ``arguments`` record carries it (``reach trace``).
 - ``learn_from_results`` (tool node, after the executor): when the calls that ran are the ones
   slot filling planned, a model's plan whose every call succeeded is recorded, and a cached
-  plan with a call that failed for a reason other than the user's refusal or a transient
-  error is evicted, so the next request asks the model again.
+  plan with a call that failed because of the plan (validation, permission, not found, a
+  system error: not the user's "no", a transient error, a hand-over or a state the user can
+  fix) is evicted, so the next request asks the model again.
 
 What is recorded is deliberately narrow, because the key is the slot *shape*, not the user's
 words: every argument must come from a slot (no constants, no free text such as a refund
@@ -179,10 +180,21 @@ def learn_from_results(
 
 
 def _plan_failed(result: Mapping[str, Any]) -> bool:
-    """Tell whether a failed call condemns the plan (not the user's "no", not a transient)."""
+    """Tell whether a failed call condemns the plan.
+
+    Not when the outcome is about this request rather than the plan: the user's "no", a
+    transient error (a retry follows), a designed hand-over to another agent (a refund above
+    the limit goes to finance), or a state the user can fix (the order is already cancelled).
+    Anything else (validation, permission, not found, a system error) evicts.
+    """
     if result.get("status") == "rejected" and not result.get("error_type"):
         return False  # the user did not confirm: the plan was fine
-    return not result.get("retryable") and result.get("error_type") not in TRANSIENT_ERRORS
+    data = result.get("data")
+    if isinstance(data, Mapping) and data.get("handoff"):
+        return False
+    if result.get("error_type") in (*TRANSIENT_ERRORS, "user_fixable"):
+        return False
+    return not result.get("retryable")
 
 
 __all__ = [

@@ -199,3 +199,22 @@ def test_an_asked_for_notification_is_kept_as_a_slot_template(app, planner, hand
     out = say(app, "OD-20240618-002 到哪了？到了发短信告诉我", thread="t2")
     assert planner_of(out)["source"] == "cache" and len(planner.requests) == 1
     assert handled[-1] == ("send_notification", {"order_id": "OD-20240618-002", "channel": "sms"})
+
+
+def test_a_refund_above_the_limit_from_a_cached_plan_goes_to_finance(app, planner, plans, db):
+    planner.push(content_call("request_refund", order_id="OD-20240618-002"))
+    say(app, "OD-20240618-002 我要退款", thread="small")
+    app.invoke(Command(resume="确认"), {"configurable": {"thread_id": "small"}}, context=ALICE)
+    assert len(plans.plans()) == 1
+
+    say(app, "我要退款 202506001", thread="large")  # 129 yuan: finance must approve
+    out = app.invoke(
+        Command(resume="确认"), {"configurable": {"thread_id": "large"}}, context=ALICE
+    )
+    assert len(planner.requests) == 1  # planned from the cache
+    steps = [(r["tool"], r["status"]) for r in out["tool_results"]]
+    assert steps == [("request_refund", "failed"), ("approve_large_refund", "success")]
+    assert db.query("SELECT status FROM refunds WHERE order_id = '202506001'") == [
+        {"status": "approved"}
+    ]
+    assert len(plans.plans()) == 1  # a designed hand-over is not the plan's failure
