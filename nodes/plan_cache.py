@@ -21,7 +21,8 @@ instead of asking the model:
 
 What is recorded is deliberately narrow, because the key is the slot *shape*, not the user's
 words: every argument must come from a slot (no constants, no free text such as a refund
-reason the user gave), and every tool must be one the shape asks for (the task's own tool, or
+reason the user gave; an argument equal to the tool's declared default is left out, which
+makes the same call), and every tool must be one the shape asks for (the task's own tool, or
 an on-request tool whose slot is filled). A model's extra call prompted by words the rules did
 not catch (a notification asked for as "给我发个消息") is therefore never replayed for a user
 who did not ask for it.
@@ -31,6 +32,7 @@ Nothing here names an intent, a slot or a tool: they come from the ``TaskSpec``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -164,7 +166,7 @@ def learn_from_results(
     elif failures or not {call["name"] for call in calls} <= allowed_tools(task, slots):
         return None
     sequence: list[PlanCall] = [
-        {"name": call["name"], "parameters": dict(call["parameters"]), "result": result}
+        {"name": call["name"], "parameters": explicit(services, call, slots), "result": result}
         for call, result in zip(calls, results, strict=True)
     ]
     plan = services.plans.record(
@@ -177,6 +179,26 @@ def learn_from_results(
         role=role,
     )
     return "recorded" if plan is not None else None
+
+
+def explicit(services: Services, call: ToolCall, slots: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the call's arguments without those equal to the tool's declared default.
+
+    Leaving such an argument out makes the same call, and a model that fills in a default
+    (``reason="用户申请退款"``) would otherwise make its plan uncacheable as free text. A value
+    a slot holds stays (as ``$slots.<name>``): the next request may fill that slot otherwise.
+    """
+    card = services.tools.get(call["name"])
+    fields = card.parameters.model_fields if card is not None else {}
+    held = {json.dumps(value, sort_keys=True, default=str) for value in slots.values()}
+    return {
+        name: value
+        for name, value in call["parameters"].items()
+        if name not in fields
+        or fields[name].is_required()
+        or fields[name].default != value
+        or json.dumps(value, sort_keys=True, default=str) in held
+    }
 
 
 def _plan_failed(result: Mapping[str, Any]) -> bool:
@@ -201,6 +223,7 @@ __all__ = [
     "CachedCalls",
     "allowed_tools",
     "cached_calls",
+    "explicit",
     "learn_from_results",
     "planner_note",
     "scenario_name",

@@ -218,3 +218,21 @@ def test_a_refund_above_the_limit_from_a_cached_plan_goes_to_finance(app, planne
         {"status": "approved"}
     ]
     assert len(plans.plans()) == 1  # a designed hand-over is not the plan's failure
+
+
+def test_a_default_the_model_filled_in_is_left_out_and_a_stated_reason_is_not_kept(
+    app, planner, plans
+):
+    planner.push(content_call("request_refund", order_id="OD-20240618-002", reason="用户申请退款"))
+    say(app, "我要退款 OD-20240618-002", thread="d1")
+    app.invoke(Command(resume="确认"), {"configurable": {"thread_id": "d1"}}, context=ALICE)
+    [plan] = plans.plans()
+    assert plan["steps"] == [
+        {"name": "request_refund", "arguments": {"order_id": "$slots.order_id"}}
+    ]
+    plans.evict(plan["key"])
+
+    planner.push(content_call("request_refund", order_id="OD-20240618-002", reason="菜全洒了"))
+    say(app, "OD-20240618-002 菜全洒了，我要退款", thread="d2")
+    app.invoke(Command(resume="确认"), {"configurable": {"thread_id": "d2"}}, context=ALICE)
+    assert plans.plans() == []  # the user's own words are a value, never a template
