@@ -33,6 +33,7 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
+from graph.intake import tokenize_run
 from nodes.tasks import ScenarioSet
 from scenarios import SCENARIOS
 from tools.permissions import ROLES, Permissions
@@ -210,10 +211,17 @@ def dismissal_as_rejection(value: Any) -> None:
 
 @auth.on.threads.create_run
 async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Filter | None:
-    """Run only on one's own threads; a thread the run creates is stamped as theirs."""
+    """Run only on one's own threads; a thread the run creates is stamped as theirs.
+
+    The run's input and resume are masked here too (``graph.intake``): a LangGraph server
+    stores the very ``kwargs`` it hands this handler, so no ID number or PIN reaches its
+    run table or checkpoints even when the ``http.app`` middleware is not loaded.
+    """
     if user_role(ctx.user) != "admin":
         _stamp(value, ctx.user)
     dismissal_as_rejection(value)
+    kwargs = value.get("kwargs") if isinstance(value, dict) else None
+    await tokenize_run(kwargs if isinstance(kwargs, dict) else value, ctx.user.identity)
     return write_filter(ctx.user)
 
 

@@ -11,7 +11,14 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from state import AgentState, Context, ProtocolMessage, ToolResult, ValidatedProtocol
+from state import (
+    AgentState,
+    Context,
+    Overwrite,
+    ProtocolMessage,
+    ToolResult,
+    ValidatedProtocol,
+)
 from tools.guards import TaskHistory
 from tools.permissions import ROLES
 from tools.registry import ToolContext
@@ -210,3 +217,23 @@ def protocol_message(
     )
     # marked as validated, so the ``protocol`` reducer does not validate it a second time
     return ValidatedProtocol(message.model_dump(mode="json"))
+
+
+_ALWAYS_WRITTEN = frozenset(("messages", "protocol", "intent"))
+"""Keys written even when unchanged: appends, and the intent the trace records per task."""
+
+
+def only_changes(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """Drop the keys of ``update`` that would leave the state as it is.
+
+    Every key a node returns is a channel write: LangGraph bumps its version, and the
+    checkpointer serializes it twice (the write and the new blob). Starting a task resets
+    eighteen keys, most of them already at their reset value.
+    """
+    out: dict[str, Any] = {}
+    for key, value in update.items():
+        current = state.get(key)
+        plain = value.value if isinstance(value, Overwrite) else value
+        if key in _ALWAYS_WRITTEN or plain != current or (plain is None and key not in state):
+            out[key] = value
+    return out

@@ -233,7 +233,7 @@ def unpinning_tools(node: Node, services: Services) -> Node:
         out = node(state, runtime=runtime)
         task_id = state.get("task_id")
         if task_id:
-            services.tools.lifecycle.unpin(f"task:{task_id}")
+            services.tools.release(task_id)
         return out
 
     ended.__name__ = getattr(node, "__name__", "ended")

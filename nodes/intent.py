@@ -15,6 +15,7 @@ from nodes.common import (
     derive_task_id,
     latest_user_message,
     message_text,
+    only_changes,
     protocol_message,
     session_id,
 )
@@ -24,6 +25,7 @@ from nodes.services import Services
 from nodes.tasks import UNKNOWN
 from nodes.understanding import IntentResult
 from state import AgentState, Context, Overwrite, PendingConfirmation, SuspendedTask
+from tools.intake import revealed
 from tools.limits import too_long, too_long_reply
 
 MAX_SUSPENDED = 3
@@ -138,7 +140,7 @@ def make_intent_node(services: Services) -> Node:
             error=result.error,
         )
         update["protocol"] = [user, note]
-        return update
+        return only_changes(state, update)
 
     return intent
 
@@ -187,7 +189,11 @@ def _answer_to_pending(
         task is not None
         and decisions is None
         and not new_request
-        and bool(services.understand.extract_slots(text, task.intent).slots)
+        and bool(
+            services.understand.extract_slots(
+                revealed(text, context_of(runtime).user_id, services.database), task.intent
+            ).slots
+        )
     )
     voice = Voice(services.catalog, language)
     if new_request:

@@ -19,6 +19,7 @@ from nodes.model_planner import evidence_names, scenario_cards
 from nodes.services import Services
 from nodes.tasks import UNKNOWN, TaskSpec
 from state import AgentState, Context, ToolResult
+from tools.intake import revealed
 
 
 def make_reflect_refine_node(services: Services) -> Node:
@@ -115,9 +116,10 @@ def _critique(
 def _refine_intent(
     services: Services, state: AgentState, runtime: Runtime[Context]
 ) -> dict[str, Any]:
-    text = message_text(latest_user_message(state))
+    context = context_of(runtime)  # intake tokens reveal for extraction, in memory only
+    text = revealed(message_text(latest_user_message(state)), context.user_id, services.database)
     pending = state.get("intent")
-    refined = services.understand_for(context_of(runtime).model).reconsider(
+    refined = services.understand_for(context.model).reconsider(
         text,
         pending_intent=pending if state.get("missing_slots") else None,
         missing_slots=list(state.get("missing_slots") or []),

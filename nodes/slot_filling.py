@@ -15,6 +15,7 @@ from nodes.plan_cache import cached_calls
 from nodes.services import Services
 from nodes.tasks import TaskSpec
 from state import AgentState, Context, ToolCall
+from tools.intake import revealed
 from tools.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
 
 MASKED_SUFFIX = "_masked"
@@ -29,8 +30,10 @@ def make_slot_filling_node(services: Services) -> Node:
         task = services.catalog.task(state.get("intent"))
         if task is None:  # routers never send an unknown intent here; be safe anyway
             return {"missing_slots": [], "pending_tool_calls": [], "step_count": 1}
-        text = message_text(latest_user_message(state))
-        context = context_of(runtime)
+        context = context_of(runtime)  # intake tokens reveal for extraction, in memory only
+        text = revealed(
+            message_text(latest_user_message(state)), context.user_id, services.database
+        )
         found = services.understand_for(context.model).extract_slots(text, task.intent)
         new_slots = vault_sensitive(task, found.slots, services, context.user_id)
         slots = {**(state.get("slots") or {}), **new_slots}
@@ -133,6 +136,8 @@ def vault_sensitive(
     task: TaskSpec, slots: dict[str, Any], services: Services, user_id: str
 ) -> dict[str, Any]:
     """Swap the task's sensitive slots for vault tokens, so state never holds them."""
+    if not task.sensitive_slots:
+        return slots
     out = dict(slots)
     vault = IdentityVault(services.database)
     for name in task.sensitive_slots:

@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from nodes.actions import confirm_then_run
-from nodes.common import Node, context_of, protocol_fields, tool_context
+from nodes.common import Node, context_of, only_changes, protocol_fields, tool_context
 from nodes.plan_cache import learn_from_results
 from nodes.services import Services
 from nodes.slot_filling import display_values, plan_tool_calls, vault_sensitive
@@ -23,6 +23,7 @@ from state import AgentState, Context, ProtocolMessage, ToolCall, ToolResult
 from tools.client_view import client_view
 from tools.executor import Decision
 from tools.guards import TaskHistory
+from tools.intake import revealed
 
 
 def make_tool_node(services: Services) -> Node:
@@ -69,7 +70,7 @@ def make_tool_node(services: Services) -> Node:
             )
             results.append(result)
         learn_from_results(services, state, [*first, *later], results, role=ctx.user_role)
-        return _record(services, state, runtime, [*first, *later], results)
+        return only_changes(state, _record(services, state, runtime, [*first, *later], results))
 
     return tool
 
@@ -160,6 +161,7 @@ def _corrections(
     task = services.catalog.task(state.get("intent"))
     if not isinstance(answer, str) or task is None:
         return None
+    answer = revealed(answer, user_id, services.database)  # intake tokens, in memory only
     found = services.understand.extract_slots(answer, task.intent).slots
     old = state.get("slots") or {}
     changed = {k: v for k, v in found.items() if old.get(k) != v}

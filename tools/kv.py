@@ -35,6 +35,14 @@ class KeyValueStore(Protocol):
         """Return every key starting with ``prefix`` and its value."""
         ...
 
+    def put_if_absent(self, key: str, value: dict[str, Any]) -> dict[str, Any]:
+        """Store ``value`` unless ``key`` has one; return what is stored now (one round trip)."""
+        ...
+
+    def delete_many(self, keys: list[str]) -> int:
+        """Remove ``keys`` in one round trip; return how many existed."""
+        ...
+
 
 class MemoryKV:
     """In-process store, the default when nothing is configured (tests, notebooks)."""
@@ -60,6 +68,17 @@ class MemoryKV:
         with self._lock:
             return self._data.pop(key, None) is not None
 
+    def put_if_absent(self, key: str, value: dict[str, Any]) -> dict[str, Any]:
+        """Store ``value`` unless ``key`` has one; return a copy of what is stored."""
+        with self._lock:
+            stored = self._data.setdefault(key, json.loads(json.dumps(value)))
+            return dict(json.loads(json.dumps(stored)))
+
+    def delete_many(self, keys: list[str]) -> int:
+        """Remove ``keys``."""
+        with self._lock:
+            return sum(self._data.pop(key, None) is not None for key in keys)
+
     def items(self, prefix: str = "") -> dict[str, dict[str, Any]]:
         """Return matching entries (copies)."""
         with self._lock:
@@ -80,6 +99,9 @@ class SQLiteKV:
         self._conn.execute("PRAGMA busy_timeout = 5000")
         if str(path) != ":memory:":
             self._conn.execute("PRAGMA journal_mode = WAL")
+            # lifecycle states, pins and plans: a process crash keeps every commit; only a
+            # power loss could drop the last few, and none of them is a side effect
+            self._conn.execute("PRAGMA synchronous = NORMAL")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS kv (namespace TEXT NOT NULL, key TEXT NOT NULL,"
             " value TEXT NOT NULL, PRIMARY KEY (namespace, key))"
@@ -110,6 +132,28 @@ class SQLiteKV:
                 "DELETE FROM kv WHERE namespace = ? AND key = ?", (self.namespace, key)
             )
         return cursor.rowcount > 0
+
+    def put_if_absent(self, key: str, value: dict[str, Any]) -> dict[str, Any]:
+        """Insert ``value`` unless ``key`` exists; one statement returns what is stored."""
+        with self._lock:
+            row = self._conn.execute(
+                "INSERT INTO kv (namespace, key, value) VALUES (?, ?, ?)"
+                " ON CONFLICT (namespace, key) DO UPDATE SET value = kv.value RETURNING value",
+                (self.namespace, key, json.dumps(value, ensure_ascii=False)),
+            ).fetchone()
+        return dict(json.loads(row[0]))
+
+    def delete_many(self, keys: list[str]) -> int:
+        """Remove ``keys`` in one statement."""
+        if not keys:
+            return 0
+        marks = ",".join("?" * len(keys))
+        with self._lock:
+            cursor = self._conn.execute(
+                f"DELETE FROM kv WHERE namespace = ? AND key IN ({marks})",  # noqa: S608
+                (self.namespace, *keys),
+            )
+        return cursor.rowcount
 
     def items(self, prefix: str = "") -> dict[str, dict[str, Any]]:
         """Return matching entries, by key order."""
@@ -146,6 +190,18 @@ class RedisKV:
     def delete(self, key: str) -> bool:
         """Remove ``key``."""
         return bool(self.client.hdel(self.key, key))
+
+    def put_if_absent(self, key: str, value: dict[str, Any]) -> dict[str, Any]:
+        """HSETNX then HGET, pipelined in one round trip."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hsetnx(self.key, key, json.dumps(value, ensure_ascii=False))
+        pipe.hget(self.key, key)
+        _, raw = pipe.execute()
+        return dict(json.loads(raw))
+
+    def delete_many(self, keys: list[str]) -> int:
+        """One HDEL of every field."""
+        return int(self.client.hdel(self.key, *keys)) if keys else 0
 
     def items(self, prefix: str = "") -> dict[str, dict[str, Any]]:
         """Return matching entries, by key order."""

@@ -175,6 +175,20 @@ class ToolLifecycle:
         """Keep ``scope`` (``task:<id>`` or ``intent:<INTENT>``) on ``version`` of ``name``."""
         self.store.put(f"pin:{scope}|{name}", {"version": version, "ts": self.now()})
 
+    def claim_pin(self, scope: str, name: str, version: str) -> str:
+        """Pin ``scope`` to ``version`` of ``name`` unless it is pinned; return its version.
+
+        One round trip where ``pinned`` then ``pin`` took two.
+        """
+        stored = self.store.put_if_absent(
+            f"pin:{scope}|{name}", {"version": version, "ts": self.now()}
+        )
+        return str(stored["version"])
+
+    def unpin_names(self, scope: str, names: Iterable[str]) -> int:
+        """Drop ``scope``'s pins on ``names`` in one round trip."""
+        return self.store.delete_many([f"pin:{scope}|{name}" for name in names])
+
     def pinned(self, scope: str, name: str) -> str | None:
         """Return the version ``scope`` is pinned to, if any."""
         raw = self.store.get(f"pin:{scope}|{name}")

@@ -233,6 +233,10 @@ def validate_tool_name(name: str) -> None:
         raise InvalidToolCardError(msg)
 
 
+_MAX_OPEN_TASKS = 10_000
+"""Tasks whose pins this process remembers; beyond, it forgets (their pins age out)."""
+
+
 @dataclass
 class ToolRegistry:
     """Cards by name and version; their run-time state lives in a ``ToolLifecycle``.
@@ -252,6 +256,8 @@ class ToolRegistry:
     _cards: dict[str, dict[str, ToolCard]] = field(default_factory=dict)
     _removed: dict[str, str | None] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
+    _task_pins: dict[str, set[str]] = field(default_factory=dict)
+    """The tools this process pinned or read a pin of, per open task: what ``release`` drops."""
 
     def register(self, card: ToolCard, *, replace_existing: bool = False) -> None:
         """Add a card; a new version of a known tool is added beside the old one.
@@ -337,18 +343,38 @@ class ToolRegistry:
             return None
         if version is not None:
             return self._serving(name, versions.get(version))
-        scopes = [f"task:{task_id}"] if task_id else []
-        scopes += [f"intent:{intent}"] if intent else []
-        for scope in scopes:
-            pinned = self.lifecycle.pinned(scope, name)
-            if pinned is not None:
-                card = self._serving(name, versions.get(pinned))
-                if card is not None:
-                    return card
-        card = self._default(name, versions)
-        if card is not None and task_id:
-            self.lifecycle.pin(f"task:{task_id}", name, card.version)
+        card = None
+        if intent:
+            pinned = self.lifecycle.pinned(f"intent:{intent}", name)
+            card = self._serving(name, versions.get(pinned)) if pinned is not None else None
+        card = card or self._default(name, versions)
+        if card is None or not task_id:
+            return card
+        # the task's pin, or the one made now: one round trip either way
+        scope = f"task:{task_id}"
+        with self._lock:
+            if len(self._task_pins) > _MAX_OPEN_TASKS:  # tasks that never ended here
+                self._task_pins.clear()
+            self._task_pins.setdefault(task_id, set()).add(name)
+        pinned = self.lifecycle.claim_pin(scope, name, card.version)
+        if pinned == card.version:
+            return card
+        kept = self._serving(name, versions.get(pinned))
+        if kept is not None:
+            return kept
+        self.lifecycle.pin(scope, name, card.version)  # the pinned version stopped serving
         return card
+
+    def release(self, task_id: str) -> None:
+        """Drop a finished task's pins: those this process made or used, in one round trip.
+
+        A pin made by another worker for a tool this one never used ages out (``live_pins``
+        ignores stale pins).
+        """
+        with self._lock:
+            names = self._task_pins.pop(task_id, set())
+        if names:
+            self.lifecycle.unpin_names(f"task:{task_id}", sorted(names))
 
     def unavailable(self, name: str) -> dict[str, Any] | None:
         """Explain why a registered tool does not serve (for a clear refusal), else ``None``."""

@@ -99,6 +99,8 @@ class TraceRecorder(BaseCallbackHandler):
         self._parents: dict[UUID, UUID | None] = {}
         self._tasks: dict[str, tuple[str | None, str | None]] = {}
         """Per session, the last known (task_id, parent_task_id)."""
+        self._pending: dict[str, list[dict[str, Any]]] = {}
+        """Per open turn, its records so far: written together when the turn ends."""
         self._lock = threading.Lock()
 
     @property
@@ -186,6 +188,7 @@ class TraceRecorder(BaseCallbackHandler):
         )
         with self._lock:
             self._runs[run_id] = run
+            self._pending[run.turn_id] = []
         record: dict[str, Any] = {"event": "start", "graph": name}
         if text is not None:
             record["text"] = text
@@ -208,6 +211,9 @@ class TraceRecorder(BaseCallbackHandler):
                 "latency_ms": round(elapsed * 1000, 3),
             },
         )
+        with self._lock:
+            records = self._pending.pop(run.turn_id, [])
+        self.audit.write_many(records)
         tracing.set_attributes(
             run.span, {"turn.status": status, "nodes": run.nodes, "task.id": run.task_id}
         )
@@ -398,6 +404,11 @@ class TraceRecorder(BaseCallbackHandler):
         }
         if request_ids:
             record["request_id"] = request_ids[0] if len(request_ids) == 1 else request_ids
+        with self._lock:
+            pending = self._pending.get(run.turn_id)
+            if pending is not None:  # the turn is open: its records go out together at its end
+                pending.append(_jsonable(record))
+                return
         self.audit.write(_jsonable(record))
 
     def _owner(self, parent: UUID | None) -> _Run | None:

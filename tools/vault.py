@@ -62,12 +62,15 @@ def vault_key(settings: Settings | None = None) -> bytes:
     settings = settings or get_settings()
     if settings.vault_secret is not None and settings.vault_secret.get_secret_value():
         return settings.vault_secret.get_secret_value().encode("utf-8")
-    path = (settings.data_dir / KEY_FILE).resolve()
+    given = settings.data_dir / KEY_FILE
     with _KEYS_LOCK:
-        cached = _KEYS.get(path)
+        # by the path as given first: resolving it (an lstat per part) on every call cost
+        # more than the rest of slot filling
+        cached = _KEYS.get(given)
         if cached is None:
-            cached = _load_or_create_key(path)
-            _KEYS[path] = cached
+            path = given.resolve()
+            cached = _KEYS.get(path) or _load_or_create_key(path)
+            _KEYS[path] = _KEYS[given] = cached
         return cached
 
 

@@ -39,6 +39,9 @@ def sqlite_checkpointer(
     target.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(target), check_same_thread=False)
     conn.execute("PRAGMA journal_mode = WAL")
+    # survives a process crash; a power loss may drop the last checkpoints, never a side
+    # effect (those are in the business database's ledger, which keeps synchronous=FULL)
+    conn.execute("PRAGMA synchronous = NORMAL")
     saver = SqliteSaver(conn)
     saver.setup()
     return saver

@@ -15,12 +15,13 @@ PINs into the identity vault, so nothing a node needs is lost.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from tools.pii import Kind, find_pii, kept_positions
+from tools.pii import Kind, could_hold, find_pii, kept_positions
 
 CHECKPOINT_KINDS: frozenset[Kind] = frozenset(("id_card", "bank_card", "secret"))
 """What is masked in checkpoints."""
@@ -31,9 +32,28 @@ def _digit_like(char: str) -> bool:
     return len(folded) == 1 and (folded.isdigit() and folded.isascii() or folded in "Xx")
 
 
+_CHANNEL_VERSION = re.compile(
+    r"\d{32}\.\d+\.\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
+"""LangGraph's channel versions (``00…01.0.2129…``) and checkpoint ids (UUIDs): in every
+checkpoint, never a number of anyone's. Their digits can never be part of a finding (an ID
+or card needs no digit, letter or dash-joined word right before or after it), so the
+pre-check ignores them."""
+
+
+_SHORTEST_SECRET = len("pin1234")
+"""Half the blobs of a turn are shorter (a flag, a number, an empty list): nothing to find."""
+
+
 def mask_id_bytes(data: bytes) -> bytes:
     """Mask ID-card numbers, card numbers and keyword-marked secrets, keeping the length."""
+    if len(data) < _SHORTEST_SECRET:
+        return data
     text = data.decode("utf-8", errors="surrogateescape")
+    if not could_hold(text, CHECKPOINT_KINDS) or not could_hold(
+        _CHANNEL_VERSION.sub("v", text), CHECKPOINT_KINDS
+    ):
+        return data
     findings = find_pii(text, CHECKPOINT_KINDS)
     if not findings:
         return data

@@ -11,7 +11,6 @@ migrations.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import subprocess
@@ -108,6 +107,25 @@ class Postgres:
         subprocess.run([*psql, "-c", "CREATE DATABASE aegra"], **run)  # type: ignore[call-overload]
         return self
 
+    def dump(self) -> bytes:
+        """Return every row of every table (``pg_dump --data-only``; bytea shows as hex)."""
+        return subprocess.run(
+            [
+                str(self.bin / "pg_dump"),
+                "--data-only",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-U",
+                "postgres",
+                "aegra",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        ).stdout
+
     def stop(self) -> None:
         subprocess.run(
             _as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "stop"]),
@@ -120,21 +138,14 @@ class Postgres:
 
 
 def aegra_config(workdir: Path) -> Path:
-    """Write the Aegra config: our graph and auth from ``langgraph.json``, absolute paths.
+    """Return the config Aegra serves: the project's ``langgraph.json``, unchanged.
 
-    ``langgraph.json``'s ``http.app`` (``graph/http_app.py``, a Starlette app serving
-    ``/metrics``) is left out: Aegra 0.6.0 mounts only FastAPI instances and refuses to start
-    with it ("Custom apps must be FastAPI instances").
+    Aegra resolves the graph, auth and ``http.app`` paths against the config file's
+    directory, and ``graph/http_app.py`` is a FastAPI app when FastAPI is installed (the
+    ``aegra`` group installs it; Aegra 0.6.0 refuses any other app). ``workdir`` is unused:
+    kept so callers need not change.
     """
-    config = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
-    config.pop("http", None)
-    config["graphs"] = {
-        name: str(ROOT / spec.removeprefix("./")) for name, spec in config["graphs"].items()
-    }
-    config["auth"]["path"] = str(ROOT / config["auth"]["path"].removeprefix("./"))
-    path = workdir / "aegra.json"
-    path.write_text(json.dumps(config, indent=1), encoding="utf-8")
-    return path
+    return ROOT / "langgraph.json"
 
 
 @contextlib.contextmanager

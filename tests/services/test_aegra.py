@@ -2,8 +2,10 @@
 
 A conversation hops between replicas; a transfer interrupted on A is approved through B and
 made once; and both replicas resuming one confirmation at once (Aegra does not serialize
-runs on a thread) move the money once and both tell the truth. Skipped with the reason when
-PostgreSQL or Aegra cannot be had.
+runs on a thread) move the money once and both tell the truth. No ID number or PIN reaches
+Aegra's PostgreSQL tables (runs, checkpoints, writes), though Aegra's own checkpointer stores
+them: ``graph/http_app.py``'s middleware masks them at intake. Aegra serves ``langgraph.json``
+unchanged. Skipped with the reason when PostgreSQL or Aegra cannot be had.
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ from __future__ import annotations
 import concurrent.futures
 from typing import Any
 
+import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
 from tests.helpers import open_database
 from tests.services.aegra_servers import Postgres, Unavailable, aegra_replicas
+from tests.services.intake_probe import Secrets, converse, served_record
 from tests.services.redis_servers import RedisServer
 from tools.db import Database
 from tools.settings import Settings
@@ -44,10 +48,16 @@ def served(tmp_path_factory: pytest.TempPathFactory):
         "REACH_DATA_DIR": str(data),
         "REACH_AUTH_SECRET": SECRET,
         "REACH_VAULT_SECRET": VAULT,
+        "REACH_TODAY": "2024-06-18",  # the seeded flights' week
     }
     try:
         with aegra_replicas(root, env) as urls:
-            yield {"urls": urls, "db": Database(data / "business.db")}
+            yield {
+                "urls": urls,
+                "db": Database(data / "business.db"),
+                "postgres": postgres,
+                "root": root,
+            }
     except Unavailable as exc:
         pytest.skip(str(exc))
     finally:
@@ -142,3 +152,30 @@ def test_identity_comes_from_the_token_even_through_runs_wait(served):
         context={"user_id": "u_10002", "user_role": "customer"},  # a claim to be Bob
     )
     assert "没有找到" in reply(out), reply(out)
+
+
+def test_no_id_number_or_pin_reaches_aegras_tables(served):
+    """Aegra's own PostgreSQL checkpointer and run table bypass our masking serializer, and
+    its ``runs.wait`` skips the ``create_run`` handler: the ``http.app`` middleware is what
+    keeps a typed ID number and PIN out of every table."""
+    a, b = clients(served)
+    secrets = Secrets.fresh()
+    threads = converse(a, b, secrets)
+    record = served_record(b, threads)
+    assert "pii:" in record  # the tokens are what Aegra kept
+    assert secrets.found_in_text(record) == []
+    dump = served["postgres"].dump()
+    assert b"checkpoint" in dump  # the dump holds Aegra's tables
+    assert secrets.found_in_bytes(dump) == []
+    typed = "密码123456".encode()  # the seed PIN as typed: this database is fresh
+    assert typed not in dump and typed.hex().encode() not in dump
+    logs = b"".join(path.read_bytes() for path in served["root"].glob("aegra-*.log"))
+    assert logs and secrets.found_in_bytes(logs) == [] and typed not in logs
+
+
+def test_the_project_http_app_is_served_too(served):
+    """``langgraph.json``'s ``http.app`` loads on Aegra (a FastAPI app): its metrics answer."""
+    for url in served["urls"]:
+        response = httpx.get(f"{url}/reach/metrics", timeout=10)
+        assert response.status_code == 200
+        assert "text/plain" in response.headers["content-type"]

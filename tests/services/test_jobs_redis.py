@@ -117,3 +117,12 @@ def test_redis_lifecycle_is_shared_by_workers_and_plans_persist(client: Redis) -
     PlanCache(RedisKV(client, "plans")).record("delivery", "URGE", slots, seq)
     found = PlanCache(RedisKV(client, "plans")).lookup("delivery", "URGE", {"order_id": "x"})
     assert found is not None and "202506001" not in str(found)
+
+
+def test_redis_pin_operations_take_one_round_trip_each(client: Redis) -> None:
+    store = RedisKV(client, "pins-test")
+    assert store.put_if_absent("pin:a", {"version": "1"}) == {"version": "1"}
+    assert store.put_if_absent("pin:a", {"version": "2"}) == {"version": "1"}
+    store.put("pin:b", {"version": "1"})
+    assert store.delete_many(["pin:a", "pin:b", "pin:c"]) == 2
+    assert store.items("pin:") == {}
