@@ -137,6 +137,9 @@ def _detail(kind: str, record: Mapping[str, Any]) -> str:
             parts.append(f"invalid={_short(record['invalid'])}")
         if proposed:
             parts.append(f"proposed: {proposed}")
+        if isinstance(record.get("planner"), Mapping):  # where the calls came from
+            planner = record["planner"]
+            parts.append(f"planner={planner.get('source')} {planner.get('plan') or ''}".rstrip())
         return " ".join(parts) + task
     if kind == "tool_call":
         error = (

@@ -104,6 +104,55 @@ def plan_call_id(task_id: str, tool: str, parameters: Mapping[str, Any]) -> str:
     return "call_" + hashlib.sha256(f"{task_id}|{tool}|{canonical}".encode()).hexdigest()[:16]
 
 
+_CLASS_ESCAPES = {"d": "0-9", "w": "A-Za-z0-9_", "s": " \\t\\n\\r"}
+"""Shorthand classes spelled out: llama-server's grammar builder refuses ``\\d`` in a pattern."""
+
+
+def portable_pattern(pattern: str) -> str:
+    r"""Spell out ``\d``, ``\w`` and ``\s`` as character classes (``\d`` → ``[0-9]``).
+
+    llama.cpp turns a tool's JSON schema into a sampling grammar and fails the whole request
+    ("failed to parse grammar", HTTP 400) on these escapes, so every planning call to the local
+    server fell back to the rules. Only what the model is shown changes: the executor still
+    validates the arguments against the card's own pydantic model.
+    """
+    out: list[str] = []
+    in_class = False
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern):
+            escaped = pattern[index + 1]
+            if escaped in _CLASS_ESCAPES:
+                spelled = _CLASS_ESCAPES[escaped]
+                out.append(spelled if in_class else f"[{spelled}]")
+            else:
+                out.append(pattern[index : index + 2])
+            index += 2
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class:
+            in_class = False
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def portable_schema(value: Any) -> Any:
+    """Return a copy of a tool's model view with every ``pattern`` made portable."""
+    if isinstance(value, dict):
+        return {
+            key: portable_pattern(item)
+            if key == "pattern" and isinstance(item, str)
+            else portable_schema(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [portable_schema(item) for item in value]
+    return value
+
+
 def _validator(cards: Mapping[str, ToolCard]) -> Callable[[ParsedCall], str | None]:
     def validate(call: ParsedCall) -> str | None:
         try:
@@ -149,7 +198,7 @@ def plan_with_model(
     messages = [roles[role](content) for role, content in prompt]
     plan = ModelPlan()
     try:
-        bound = llm.bind_tools([card.model_view() for card in cards])
+        bound = llm.bind_tools([portable_schema(card.model_view()) for card in cards])
 
         def invoke(conversation: list[Any]) -> Any:
             plan.rounds += 1
@@ -201,5 +250,7 @@ __all__ = [
     "invented_arguments",
     "plan_call_id",
     "plan_with_model",
+    "portable_pattern",
+    "portable_schema",
     "scenario_cards",
 ]

@@ -26,6 +26,7 @@ from tools.executor import ActionExecutor, ExecutorSettings
 from tools.guards import CircuitBreakers, RateLimiter
 from tools.lifecycle import lifecycle_from_settings
 from tools.permissions import Permissions
+from tools.plans import PlanCache, plan_cache
 from tools.registry import ToolCard, ToolRegistry
 from tools.settings import Settings, get_settings
 from tools.stores import MemoryResultCache, SQLiteIdempotencyStore
@@ -93,6 +94,8 @@ class Services:
     """Below this, the intent goes to reflect-refine."""
     rules: Understanding | None = None
     """The rule-based recognizer every model falls back on; built from the scenarios."""
+    plan_cache: PlanCache | None = None
+    """Learned action plans (``nodes.plan_cache``); built from the settings when omitted."""
     _models: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _understandings: dict[str, Understanding] = field(default_factory=dict, init=False, repr=False)
     _database: Database | None = field(default=None, init=False, repr=False)
@@ -169,6 +172,14 @@ class Services:
         """The main agent's registry (always set after init)."""
         assert self.registry is not None
         return self.registry
+
+    @property
+    def plans(self) -> PlanCache:
+        """Return the learned-plan cache, opening the configured store on first use."""
+        with self._lock:
+            if self.plan_cache is None:
+                self.plan_cache = plan_cache(self.settings)
+            return self.plan_cache
 
     @cached_property
     def permissions(self) -> Permissions:

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 
 from nodes.common import Node, context_of, latest_user_message, message_text, protocol_message
 from nodes.model_planner import ModelPlan, evidence_names, plan_with_model, scenario_cards
+from nodes.plan_cache import cached_calls
 from nodes.services import Services
 from nodes.tasks import TaskSpec
 from state import AgentState, Context, ToolCall
@@ -43,14 +44,32 @@ def make_slot_filling_node(services: Services) -> Node:
         errors = [getattr(found, "error", None)]
         llm = services.chat_model("tool", context.model)
         if calls and llm is not None and task.agent is None and not task.sensitive_slots:
-            plan = model_plan(services, state, task, slots, llm, context.user_role)
-            model_notes["planner"] = {
-                "source": "model" if plan.calls else "rules",
-                "refused": plan.refused,
-                "rounds": plan.rounds,
-            }
-            errors.append(plan.error)
-            calls = plan.calls or calls
+            cached = cached_calls(
+                services,
+                task,
+                slots,
+                role=context.user_role,
+                task_id=state.get("task_id", ""),
+                user_texts=[text for role, text in conversation(state) if role == "user"],
+            )
+            if cached is not None:  # a proven plan for this kind of request: no model call
+                model_notes["planner"] = {
+                    "source": "cache",
+                    "plan": cached.key,
+                    "successes": cached.successes,
+                    "refused": [],
+                    "rounds": 0,
+                }
+                calls = cached.calls
+            else:
+                plan = model_plan(services, state, task, slots, llm, context.user_role)
+                model_notes["planner"] = {
+                    "source": "model" if plan.calls else "rules",
+                    "refused": plan.refused,
+                    "rounds": plan.rounds,
+                }
+                errors.append(plan.error)
+                calls = plan.calls or calls
         error = "; ".join(e for e in errors if e) or None
         note = protocol_message(
             state,
@@ -89,6 +108,20 @@ def model_plan(
     role: str,
 ) -> ModelPlan:
     """Let the model plan the task's calls over its scenario's tools (checked, see planner)."""
+    return plan_with_model(
+        llm,
+        cards=scenario_cards(services.tools, services.catalog, task, role),
+        task=task,
+        slots=slots,
+        turns=conversation(state),
+        task_id=state.get("task_id", ""),
+        checked=evidence_names(services.catalog, task),
+        today=services.today(),
+    )
+
+
+def conversation(state: AgentState) -> list[tuple[str, str]]:
+    """Return the thread's ``(role, text)`` turns, oldest first: the user's and the replies."""
     turns: list[tuple[str, str]] = []
     for message in state.get("messages") or []:
         if isinstance(message, HumanMessage):
@@ -96,16 +129,7 @@ def model_plan(
         elif isinstance(message, AIMessage) and isinstance(message.content, str):
             if message.content:
                 turns.append(("assistant", message.content))
-    return plan_with_model(
-        llm,
-        cards=scenario_cards(services.tools, services.catalog, task, role),
-        task=task,
-        slots=slots,
-        turns=turns,
-        task_id=state.get("task_id", ""),
-        checked=evidence_names(services.catalog, task),
-        today=services.today(),
-    )
+    return turns
 
 
 def vault_sensitive(

@@ -16,6 +16,7 @@ from langgraph.runtime import Runtime
 
 from nodes.actions import confirm_then_run
 from nodes.common import Node, context_of, only_changes, protocol_fields, tool_context
+from nodes.plan_cache import learn_from_results
 from nodes.services import Services
 from nodes.slot_filling import display_values, plan_tool_calls, vault_sensitive
 from state import AgentState, Context, ProtocolMessage, ToolCall, ToolResult
@@ -68,6 +69,7 @@ def make_tool_node(services: Services) -> Node:
                 dict(call), after, decision=outcome.decision
             )
             results.append(result)
+        learn_from_results(services, state, [*first, *later], results, role=ctx.user_role)
         return only_changes(state, _record(services, state, runtime, [*first, *later], results))
 
     return tool

@@ -11,7 +11,12 @@ still goes through ``ActionExecutor.prepare``'s every check; a plan whose call f
 A template never holds a value: each argument is ``$slots.<name>`` (a slot of the task),
 ``$steps.<i>.<field>`` (a field of an earlier step's result, such as a hold id), or a
 short enum-like constant (``"sms"``, ``true``). A sequence with any other literal (a free
-text, a number the user typed, a secret) is not cached at all.
+text, a number the user typed, a secret) is not cached at all. A caller that learns from a
+model's plan passes ``constants=False``: a constant the slots do not explain came from the
+user's words, and a plan keyed on the slot shape must not replay words the next user never said.
+
+The graph wiring (look up before the model plans, record on success, evict on failure) is in
+``nodes.plan_cache``.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from redis import Redis
 
@@ -69,30 +74,48 @@ def slot_shape(slots: Mapping[str, Any]) -> list[str]:
     return sorted(name for name, value in slots.items() if value not in (None, "", [], {}))
 
 
-def plan_key(scenario: str, intent: str, slots: Mapping[str, Any]) -> str:
-    """Return the cache key of a request."""
-    return f"{scenario}|{intent}|{','.join(slot_shape(slots))}"
+def plan_key(scenario: str, intent: str, slots: Mapping[str, Any], role: str = "") -> str:
+    """Return the cache key of a request.
+
+    ``role`` (the caller's) keeps plans apart whose tools one role may use and another not,
+    so a customer's request never evicts the plan an agent proved.
+    """
+    key = f"{scenario}|{intent}|{','.join(slot_shape(slots))}"
+    return f"{key}|{role}" if role else key
 
 
 def templatize(
     arguments: Mapping[str, Any],
     slots: Mapping[str, Any],
     earlier: Sequence[Mapping[str, Any]] = (),
+    *,
+    constants: bool = True,
 ) -> dict[str, Any] | None:
     """Turn concrete arguments into templates, or ``None`` if any value has no safe source.
 
-    ``earlier`` holds the ``data`` of the steps before this one.
+    ``earlier`` holds the ``data`` of the steps before this one. ``constants=False`` refuses
+    enum-like literals and booleans too: every argument must come from a slot or a result.
     """
     out: dict[str, Any] = {}
     for arg, value in arguments.items():
-        ref = _reference(value, slots, earlier)
-        if ref is None:
+        ref = _reference(value, slots, earlier, constants=constants)
+        if ref is _NO_SOURCE:
             return None
         out[arg] = ref
     return out
 
 
-def _reference(value: Any, slots: Mapping[str, Any], earlier: Sequence[Mapping[str, Any]]) -> Any:
+_NO_SOURCE = object()
+"""A value with no safe source (``None`` itself is a fine template: an unset argument)."""
+
+
+def _reference(
+    value: Any,
+    slots: Mapping[str, Any],
+    earlier: Sequence[Mapping[str, Any]],
+    *,
+    constants: bool,
+) -> Any:
     for name in slot_shape(slots):
         if slots[name] == value:
             return f"$slots.{name}"
@@ -100,11 +123,13 @@ def _reference(value: Any, slots: Mapping[str, Any], earlier: Sequence[Mapping[s
         for field_name, field_value in earlier[index].items():
             if field_value == value and not isinstance(value, bool):
                 return f"$steps.{index}.{field_name}"
-    if value is None or isinstance(value, bool):
+    if value is None:
+        return None
+    if constants and isinstance(value, bool):
         return value
-    if isinstance(value, str) and _CONSTANT.fullmatch(value):
+    if constants and isinstance(value, str) and _CONSTANT.fullmatch(value):
         return value
-    return None
+    return _NO_SOURCE
 
 
 @dataclass
@@ -122,26 +147,31 @@ class PlanCache:
         intent: str,
         slots: Mapping[str, Any],
         sequence: Sequence[PlanCall],
+        *,
+        min_steps: int = 2,
+        constants: bool = True,
+        role: str = "",
     ) -> Plan | None:
         """Keep the sequence of a completed task as a plan; ``None`` if it cannot be kept.
 
-        Only fully successful sequences of two or more calls are kept, and only when every
-        argument can be expressed as a template.
+        Only fully successful sequences of ``min_steps`` or more calls are kept (1 when the
+        sequence cost a model call to plan: reusing even one call saves that call), and only
+        when every argument can be expressed as a template (see ``templatize``).
         """
-        if not self.enabled or len(sequence) < 2:
+        if not self.enabled or not sequence or len(sequence) < min_steps:
             return None
         steps: list[PlanStep] = []
         earlier: list[Mapping[str, Any]] = []
         for call in sequence:
             if call["result"].get("status") != "success":
                 return None
-            arguments = templatize(call["parameters"], slots, earlier)
+            arguments = templatize(call["parameters"], slots, earlier, constants=constants)
             if arguments is None:
                 return None
             steps.append(PlanStep(name=call["name"], arguments=arguments))
             data = call["result"].get("data")
             earlier.append(data if isinstance(data, Mapping) else {})
-        key = plan_key(scenario, intent, slots)
+        key = plan_key(scenario, intent, slots, role)
         previous = self.store.get(key)
         successes = 1
         if previous is not None and previous.get("steps") == steps:
@@ -158,11 +188,13 @@ class PlanCache:
         self.store.put(key, dict(plan))
         return plan
 
-    def lookup(self, scenario: str, intent: str, slots: Mapping[str, Any]) -> Plan | None:
+    def lookup(
+        self, scenario: str, intent: str, slots: Mapping[str, Any], role: str = ""
+    ) -> Plan | None:
         """Return the plan for this kind of request, if one was proven."""
         if not self.enabled:
             return None
-        raw = self.store.get(plan_key(scenario, intent, slots))
+        raw = self.store.get(plan_key(scenario, intent, slots, role))
         return None if raw is None else Plan(**raw)  # type: ignore[typeddict-item]
 
     def evict(self, key: str) -> bool:
@@ -213,11 +245,32 @@ def _fill(template: Any, slots: Mapping[str, Any], results: Sequence[Mapping[str
     raise PlanInstantiationError(msg)
 
 
+PlanStoreKind = Literal["memory", "sqlite", "redis"]
+
+
+def plan_store_kind(settings: Settings) -> PlanStoreKind:
+    """Return where plans live: ``REACH_PLAN_STORE``, else Redis with ``redis_url``, else memory.
+
+    Memory is the default because a plan is only an optimisation: losing it on restart costs
+    one model call per kind of request. Several workers share plans in Redis, several
+    processes on one host in SQLite (``<data dir>/tools.db``).
+    """
+    if settings.plan_store is not None:
+        return settings.plan_store
+    return "redis" if settings.redis_url else "memory"
+
+
 def plan_cache(settings: Settings) -> PlanCache:
-    """Return the configured cache: Redis with ``redis_url``, else SQLite in the data dir."""
+    """Return the configured cache (``plan_store_kind``); ``REACH_PLAN_CACHE=off`` disables it."""
+    kind = plan_store_kind(settings)
     store: KeyValueStore
-    if settings.redis_url and settings.tools_store != "sqlite":
+    if kind == "redis":
+        if not settings.redis_url:
+            msg = "REACH_PLAN_STORE=redis needs REDIS_URL"
+            raise ValueError(msg)
         store = RedisKV(Redis.from_url(settings.redis_url), "plans")
-    else:
+    elif kind == "sqlite":
         store = SQLiteKV(settings.data_dir / "tools.db", "plans")
+    else:
+        store = MemoryKV()
     return PlanCache(store, enabled=settings.plan_cache)

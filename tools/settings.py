@@ -127,7 +127,7 @@ class Settings(BaseSettings):
     jobs_store: Literal["sqlite", "redis"] | None = Field(None, alias="REACH_JOBS_STORE")
     """Where jobs persist; ``None`` picks Redis when ``redis_url`` is set, else SQLite."""
     tools_store: Literal["sqlite", "redis"] | None = Field(None, alias="REACH_TOOLS_STORE")
-    """Where tool lifecycle state and learned plans live; ``None`` as for ``jobs_store``."""
+    """Where tool lifecycle state lives; ``None`` as for ``jobs_store`` (plans: ``plan_store``)."""
     job_lease_s: float = Field(30.0, alias="REACH_JOB_LEASE_S")
     """A running job whose runner has not reported for this long is taken over."""
     job_max_attempts: int = Field(3, alias="REACH_JOB_MAX_ATTEMPTS")
@@ -144,6 +144,10 @@ class Settings(BaseSettings):
     """Workers re-read tool states at most this often (a change shows up within it)."""
     plan_cache: bool = Field(True, alias="REACH_PLAN_CACHE")
     """Reuse learned action plans (turn off to measure the difference)."""
+
+    # ---- plans (learned action plans wired into model planning) ---------------------------
+    plan_store: Literal["memory", "sqlite", "redis"] | None = Field(None, alias="REACH_PLAN_STORE")
+    """Where learned plans live; ``None``: Redis when ``redis_url`` is set, else memory."""
 
 
 @lru_cache(maxsize=1)

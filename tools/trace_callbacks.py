@@ -332,6 +332,9 @@ class TraceRecorder(BaseCallbackHandler):
                 "missing": _list(update.get("missing_slots")),
                 "invalid": update.get("invalid_slots") or {},
                 "proposed": proposed,
+                "planner": next(  # model, rules or a learned plan (cache): nodes.plan_cache
+                    (c.get("planner") for c in _contents(update) if c.get("planner")), None
+                ),
             },
         )
 
@@ -475,6 +478,12 @@ def _list(value: Any) -> list[Any]:
 
 def _str(value: Any) -> str | None:
     return str(value) if value else None
+
+
+def _contents(update: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Return the structured contents of a node's protocol messages, newest first."""
+    notes = [m.get("content") for m in _list(update.get("protocol")) if isinstance(m, Mapping)]
+    return [c for c in reversed(notes) if isinstance(c, Mapping)]
 
 
 def _json_size(message: Mapping[str, Any]) -> int:

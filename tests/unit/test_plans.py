@@ -8,15 +8,18 @@ import pytest
 from tests.helpers import default_registry
 from tools.executor import ActionExecutor, Decision, PreparedCall
 from tools.guards import TaskHistory
-from tools.kv import SQLiteKV
+from tools.kv import MemoryKV, SQLiteKV
 from tools.plans import (
     PlanCache,
     PlanInstantiationError,
     instantiate,
     instantiate_step,
+    plan_cache,
     plan_key,
+    plan_store_kind,
 )
 from tools.registry import ToolContext
+from tools.settings import Settings
 
 SLOTS = {"department": "皮肤科", "day": "2024-06-20", "slot_id": "S-005", "patient_name": "张三"}
 
@@ -158,3 +161,40 @@ def test_a_disabled_cache_neither_records_nor_finds():
     seq = [{"name": "a_b", "parameters": {}, "result": ok}] * 2
     assert cache.record("s", "I", {}, seq) is None
     assert cache.lookup("s", "I", {}) is None
+
+
+def test_a_model_plan_keeps_one_call_but_no_constant_and_roles_do_not_share():
+    cache = PlanCache()
+    ok = {"status": "success", "data": {"status": "delivering"}}
+    slots = {"order_id": "OD-20240618-001", "notify": "sms"}
+    one = [{"name": "query_order_status", "parameters": {"order_id": slots["order_id"]}}]
+    assert cache.record("delivery", "CHECK", slots, [{**one[0], "result": ok}]) is None
+    plan = cache.record(
+        "delivery", "CHECK", slots, [{**one[0], "result": ok}], min_steps=1, role="customer"
+    )
+    assert plan is not None and plan["key"] == "delivery|CHECK|notify,order_id|customer"
+    assert cache.lookup("delivery", "CHECK", slots, "customer") == plan
+    assert cache.lookup("delivery", "CHECK", slots, "agent") is None
+    # "wechat" is not what the slots say: it came from the user's words, so it is not kept.
+    worded = {"name": "send_notification", "parameters": {"order_id": slots["order_id"]}}
+    worded["parameters"]["channel"] = "wechat"
+    kept = {**worded, "parameters": {**worded["parameters"], "channel": "sms"}}
+    assert cache.record("d", "C", slots, [{**worded, "result": ok}], min_steps=1) is not None
+    strict = {"min_steps": 1, "constants": False}
+    assert cache.record("d", "C", slots, [{**worded, "result": ok}], **strict) is None
+    assert cache.record("d", "C", slots, [{**kept, "result": ok}], **strict)["steps"] == [
+        {
+            "name": "send_notification",
+            "arguments": {"order_id": "$slots.order_id", "channel": "$slots.notify"},
+        }
+    ]
+
+
+def test_plans_live_in_memory_unless_configured(tmp_path):
+    assert isinstance(plan_cache(Settings(REACH_DATA_DIR=tmp_path)).store, MemoryKV)
+    sqlite = Settings(REACH_DATA_DIR=tmp_path, REACH_PLAN_STORE="sqlite")
+    assert isinstance(plan_cache(sqlite).store, SQLiteKV)
+    assert plan_store_kind(Settings(REDIS_URL="redis://127.0.0.1:1/0")) == "redis"
+    assert plan_cache(Settings(REACH_DATA_DIR=tmp_path, REACH_PLAN_CACHE="off")).enabled is False
+    with pytest.raises(ValueError, match="REDIS_URL"):
+        plan_cache(Settings(REACH_DATA_DIR=tmp_path, REACH_PLAN_STORE="redis"))
