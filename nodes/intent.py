@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from nodes.common import (
@@ -25,8 +25,10 @@ from nodes.services import Services
 from nodes.tasks import UNKNOWN
 from nodes.understanding import IntentResult
 from state import AgentState, Context, Overwrite, PendingConfirmation, SuspendedTask
-from tools.intake import revealed
+from tools.intake import INTAKE_KINDS, revealed, tokenize_text
 from tools.limits import too_long, too_long_reply
+from tools.pii import find_pii
+from tools.vault import IdentityVault
 
 MAX_SUSPENDED = 3
 _RESUME = re.compile(r"继续|接着|回到刚才|刚才那个|go back|continue|resume", re.IGNORECASE)
@@ -56,6 +58,13 @@ def make_intent_node(services: Services) -> Node:
         unfinished task is set aside; asking for that kind of task again (or "继续") later
         picks it up with its slots, while the slots of one task never leak into another.
         """
+        update = _understood(state, runtime)
+        tokenized = _tokenized(latest_user_message(state), context_of(runtime).user_id, services)
+        if tokenized is not None:  # the next checkpoint keeps tokens, not the masked digits
+            update["messages"] = [*update.get("messages", []), tokenized]
+        return update
+
+    def _understood(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
         message = latest_user_message(state)
         text = message_text(message)
         result = services.understand_for(context_of(runtime).model).classify(text)
@@ -143,6 +152,27 @@ def make_intent_node(services: Services) -> Node:
         return only_changes(state, update)
 
     return intent
+
+
+def _tokenized(
+    message: HumanMessage | None, user_id: str, services: Services
+) -> HumanMessage | None:
+    """Return the user's message with ID numbers and PINs swapped for vault tokens, if any.
+
+    Embedded use has no intake middleware: the turn's input reaches the checkpointer with
+    the masking serializer's stars, so a run resumed after a crash could not read the PIN and
+    would ask for it again. Replacing the message (same id) here makes every later
+    checkpoint hold the owner's tokens, which the nodes reveal in memory.
+    """
+    if message is None or not isinstance(message.content, str):
+        return None
+    text = message.content
+    if not find_pii(text, INTAKE_KINDS):
+        return None
+    tokenized = tokenize_text(text, user_id, IdentityVault(services.database))
+    if tokenized == text:
+        return None
+    return HumanMessage(content=tokenized, id=message.id)
 
 
 def _too_long(

@@ -9,6 +9,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from graph.checkpoint import sqlite_checkpointer
 from tests.conftest import ALICE, BOB, say
 from tests.helpers import set_env
 from tools.intake import TOKEN, tokenize_text
@@ -134,3 +135,23 @@ def test_an_id_number_given_alone_as_the_missing_answer_fills_the_slot(make_app,
     say(app, answer)
     payload = app.get_state(CONFIG).tasks[0].interrupts[0].value
     assert payload["actions"][0]["arguments"]["passenger_id"] == "110101********1237"
+
+
+def test_a_run_cut_after_intent_resumes_with_the_pin_from_a_token(make_app, db, tmp_path):
+    """Embedded use has no intake middleware: the intent node swaps the PIN for a token.
+
+    The input checkpoint holds the PIN masked, so before this a process killed right after
+    the intent node came back without the PIN and asked for it again (``make crash``).
+    """
+    saver = sqlite_checkpointer(tmp_path / "checkpoints.db")
+    cut = make_app(checkpointer=saver, interrupt_after=["intent"])
+    say(cut, "帮我转500元给ACC-2001，密码123456")
+    kept = cut.get_state(CONFIG).values["messages"][-1].content
+    assert TOKEN.search(kept) and "123456" not in kept
+    before = balance(db, "ACC-1001")
+    again = make_app(checkpointer=saver)  # a new life of the process, same saver
+    again.invoke(None, CONFIG, context=ALICE)  # picks the run up where it stopped
+    assert any(task.interrupts for task in again.get_state(CONFIG).tasks)  # the confirmation
+    again.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert balance(db, "ACC-1001") == before - 50_000
+    assert "123456" not in stored_text(again)
