@@ -104,8 +104,15 @@ def main(data_dir: str, scenario: str, phase: str, point: str) -> None:
         state = app.get_state(CONFIG)
         if not state.values.get("messages"):
             drive({"messages": [("user", text)]}, CONFIG)  # nothing was saved: say it again
-        elif state.next and not any(t.interrupts for t in state.tasks):
-            drive(None, CONFIG)  # the run was cut short: pick it up where it stopped
+        elif state.tasks and not any(t.interrupts for t in state.tasks):
+            # the run was cut short: pick it up where it stopped. ``state.next`` is empty
+            # when the killed step's writes were saved but the next checkpoint was not, yet
+            # the run is unfinished: its tasks are still listed, with their writes
+            drive(None, CONFIG)
+        if app.get_state(CONFIG).values.get("missing_slots"):
+            # asked again for what the killed life had (a PIN is stored masked until the
+            # intent node's checkpoint, which may not have been written): the user says it
+            drive({"messages": [("user", text)]}, CONFIG)
     for _ in range(3):  # the user confirms whatever is waiting for a confirmation
         state = app.get_state(CONFIG)
         if not any(t.interrupts for t in state.tasks):

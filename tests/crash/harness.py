@@ -4,8 +4,9 @@
 duplicated side effects, lost actions (a confirmed action that never happened). For each
 scenario a clean run counts the node boundaries; then, for every boundary and the two
 points inside the executor, a fresh data directory, a first life killed with SIGKILL at that
-point, and a second life that resumes the thread (re-sending the text only when nothing was
-saved, confirming whatever is still waiting). Exactly one side effect must exist.
+point, and a second life that resumes the thread (re-sending the text when nothing was
+saved or when the resumed run asks for a slot again, confirming whatever is still waiting).
+Exactly one side effect must exist.
 """
 
 from __future__ import annotations
