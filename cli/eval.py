@@ -86,6 +86,8 @@ def eval_command(
         def advance(run: Any) -> None:
             mark = "ok" if run.passed else f"FAIL {run.cause}"
             progress.update(task, advance=1, description=f"{run.agent} {run.case}: {mark}")
+            if not console.is_terminal:  # a log file gets one line per run instead of a bar
+                console.print(f"{run.agent} {run.case} trial {run.trial}: {mark}")
 
         factory = _understanding_factory(mode)
         proxy = None

@@ -467,6 +467,8 @@ class Evaluation:
     runs: list[RunResult]
     cache: dict[str, Any] | None = None
     """The model cache's file, upstream and counts, when one was used."""
+    interrupted: bool = False
+    """Stopped by Ctrl-C: ``trials`` counts only the trials that finished."""
 
     def summary(self, agent: Agent) -> dict[str, Any]:
         """Return the headline figures of one agent."""
@@ -542,10 +544,12 @@ def run_evaluation(
     ``model_proxy`` (started by the caller) puts a response cache in front of the model.
     """
     runs: list[RunResult] = []
+    completed = trials
     server, url = start_weather_server()
     try:
         with tempfile.TemporaryDirectory(prefix="reach-eval-") as tmp:
             for trial in range(trials):
+                completed = trial
                 for case in cases:
                     for agent in agents:
                         run = run_case(
@@ -562,6 +566,11 @@ def run_evaluation(
                         runs.append(run)
                         if progress is not None:
                             progress(run)
+            completed = trials
+    except KeyboardInterrupt:
+        # Ctrl-C (or SIGINT at a time budget): keep the trials that finished, so pass^k
+        # stays defined over the same k for every case; the partial trial is dropped.
+        runs = [run for run in runs if run.trial < completed]
     finally:
         shutdown = getattr(server, "shutdown", None)
         if callable(shutdown):
@@ -581,5 +590,11 @@ def run_evaluation(
             ),
         }
     return Evaluation(
-        mode=mode, fault_rate=fault_rate, trials=trials, seed=seed, runs=runs, cache=cache
+        mode=mode,
+        fault_rate=fault_rate,
+        trials=completed,
+        seed=seed,
+        runs=runs,
+        cache=cache,
+        interrupted=completed < trials,
     )

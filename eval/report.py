@@ -190,6 +190,8 @@ def write_report(evaluation: Evaluation, out: Path) -> Path:
     cases = len({run.case for run in evaluation.runs})
     md = [f"# {title}", "", f"{cases} cases.", "", "| metric | agent | bare |", "|---|---|---|"]
     md += [f"| {label} | {a} | {b} |" for label, a, b in table]
+    if evaluation.interrupted:
+        md += ["", f"Interrupted: only {evaluation.trials} trial(s) finished and are counted."]
     if evaluation.cache:
         md += [
             "",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from langchain_openai import ChatOpenAI
 
-from eval.harness import SLICE_TAGS, load_cases, model_slice
+from eval.harness import SLICE_TAGS, RunResult, load_cases, model_slice, run_evaluation
 from eval.model_cache import CachingProxy, ModelCache, request_key
 from tests.fakes.openai_server import FakeOpenAIServer, Scripted, openai_server
 
@@ -103,3 +103,20 @@ def test_model_slice_covers_every_scenario_and_tag_and_is_fixed() -> None:
         langs = {case.lang for case in cases if case.scenario == scenario}
         assert langs == {case.lang for case in chosen if case.scenario == scenario}
     assert 24 <= len(chosen) <= 32
+
+
+def test_an_interrupted_evaluation_keeps_only_finished_trials() -> None:
+    cases = [case for case in load_cases() if case.id in ("st-hello-zh", "wx-beijing-zh")]
+    seen: list[str] = []
+
+    def stop_in_trial_three(run: RunResult) -> None:
+        seen.append(run.case)
+        if len(seen) == 5:  # the first run of the third trial
+            raise KeyboardInterrupt
+
+    evaluation = run_evaluation(cases, trials=3, agents=("agent",), progress=stop_in_trial_three)
+    assert evaluation.interrupted
+    assert evaluation.trials == 2
+    assert sorted((run.case, run.trial) for run in evaluation.runs) == sorted(
+        (case.id, trial) for case in cases for trial in range(2)
+    )
