@@ -176,6 +176,9 @@ class CachingProxy:
             if hit is not None:
                 self._count(hits=1)
                 return hit
+        if cacheable:
+            # counted on arrival, so a turn whose client gave up still owns its miss
+            self._count(misses=1)
         started = time.perf_counter()
         relay = {k: v for k, v in headers.items() if k.lower() not in HOP_HEADERS}
         response = self._http.request(method, self._origin + path, headers=relay, content=body)
@@ -185,7 +188,6 @@ class CachingProxy:
             self._count(passthrough=1)
         else:
             with self._stats_lock:
-                self.stats.misses += 1
                 self.stats.miss_seconds.append(seconds)
                 code = response.status_code
                 self.stats.statuses[code] = self.stats.statuses.get(code, 0) + 1

@@ -48,6 +48,8 @@ def headline(evaluation: Evaluation) -> list[tuple[str, str, str]]:
     summaries = {agent: evaluation.summary(agent) for agent in ("agent", "bare") if agent in agents}
     rows = []
     for key, label, kind in ROWS:
+        if key.startswith("model_calls") and not evaluation.cache:
+            continue  # no cache proxy: these would be zeros that look like "no model calls"
         if key == "pass_k":
             label = f"pass^{evaluation.trials}"
         rows.append(
