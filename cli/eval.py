@@ -13,8 +13,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
-from eval.backends import rules_understanding
-from eval.harness import Evaluation, load_cases, run_evaluation
+from eval.backends import model_upstream, rules_understanding
+from eval.harness import SLICES, Evaluation, load_cases, run_evaluation
+from eval.model_cache import CachingProxy, ModelCache
 from eval.report import headline, write_report
 from tools.audit import AuditLog, default_audit_path
 from tools.metrics import default_metrics
@@ -53,9 +54,21 @@ def eval_command(
     seed: Annotated[int, typer.Option(help="seed of the fault injector")] = 0,
     only: Annotated[str | None, typer.Option(help="comma-separated case id prefixes")] = None,
     bare: Annotated[bool, typer.Option(help="also run the bare baseline")] = True,
+    slice_: Annotated[
+        str | None,
+        typer.Option("--slice", help="a fixed selection: 'model' (see eval/README.md)"),
+    ] = None,
+    model_cache: Annotated[
+        Path | None,
+        typer.Option(help="SQLite file of model answers keyed by request body (model modes)"),
+    ] = None,
 ) -> None:
     """Run the evaluation set, score it by database state and calls, and write a report."""
     chosen = load_cases(cases)
+    if slice_:
+        if slice_ not in SLICES:
+            raise typer.BadParameter(f"unknown slice {slice_!r}; known: {sorted(SLICES)}")
+        chosen = SLICES[slice_](chosen)
     if only:
         prefixes = tuple(p.strip() for p in only.split(",") if p.strip())
         chosen = [case for case in chosen if case.id.startswith(prefixes)]
@@ -73,17 +86,34 @@ def eval_command(
         def advance(run: Any) -> None:
             mark = "ok" if run.passed else f"FAIL {run.cause}"
             progress.update(task, advance=1, description=f"{run.agent} {run.case}: {mark}")
+            if not console.is_terminal:  # a log file gets one line per run instead of a bar
+                console.print(f"{run.agent} {run.case} trial {run.trial}: {mark}")
 
-        evaluation = run_evaluation(
-            chosen,
-            mode=mode,
-            understanding=_understanding_factory(mode),
-            fault_rate=faults,
-            trials=trials,
-            seed=seed,
-            agents=agents,
-            progress=advance,
-        )
+        factory = _understanding_factory(mode)
+        proxy = None
+        if model_cache is not None:
+            settings = get_settings()
+            proxy = CachingProxy(
+                ModelCache(model_cache),
+                model_upstream(settings),
+                client_timeout_s=settings.model_timeout_s,
+            ).start()
+        try:
+            evaluation = run_evaluation(
+                chosen,
+                mode=mode,
+                understanding=factory,
+                fault_rate=faults,
+                trials=trials,
+                seed=seed,
+                agents=agents,
+                progress=advance,
+                model_proxy=proxy,
+            )
+        finally:
+            if proxy is not None:
+                proxy.stop()
+                proxy.cache.close()
     folder = out or Path(".reach") / "eval" / datetime.now().strftime("%Y%m%d-%H%M%S")
     report = write_report(evaluation, folder)
     table = Table(title=f"mode {mode}, faults {faults}, {trials} trial(s), {len(chosen)} cases")
@@ -93,6 +123,8 @@ def eval_command(
     for row in headline(evaluation):
         table.add_row(*row)
     console.print(table)
+    if evaluation.cache:
+        console.print(f"model cache: {evaluation.cache}")
     console.print(f"report: {report} (and report.html)")
     accuracy = publish_intent_accuracy(evaluation)
     console.print(f"intent accuracy {accuracy:.1%} recorded in {default_audit_path()}")

@@ -16,6 +16,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
+from cli.model import local_base_url
 from cli.weather_server import start_demo_weather_server
 from graph.builder import build_graph
 from nodes.services import Services
@@ -41,14 +42,35 @@ def rules_understanding() -> None:
     return None
 
 
-def eval_settings(*, today: str | date, weather_url: str) -> Settings:
+def eval_settings(*, today: str | date, weather_url: str, base_url: str | None = None) -> Settings:
     """Return the process settings with the case's business date and the demo weather API.
 
     The copy travels with the run's ``Services`` (and every ``ToolContext`` built from it),
-    so the evaluation never mutates ``os.environ`` or the cached settings.
+    so the evaluation never mutates ``os.environ`` or the cached settings. ``base_url``
+    points the model at the evaluation's cache proxy.
     """
     day = today if isinstance(today, date) else date.fromisoformat(str(today))
-    return get_settings().model_copy(update={"today": day, "weather_url": weather_url})
+    update: dict[str, Any] = {"today": day, "weather_url": weather_url}
+    if base_url is not None:
+        update["base_url"] = base_url
+    return get_settings().model_copy(update=update)
+
+
+def model_upstream(settings: Settings | None = None) -> str:
+    """The endpoint the configured model calls go to (what a cache proxy forwards to).
+
+    ``REACH_BASE_URL`` when set; else the local server when any node's choice is ``local``
+    or ``mixed`` (which is the local model unless it names another); else OpenAI's API.
+    """
+    settings = settings or get_settings()
+    if settings.base_url:
+        return settings.base_url
+    choices = [settings.model] + [
+        getattr(settings, f"{node}_model", None) or "" for node in ("intent", "tool", "reflect")
+    ]
+    if any(c == "local" or c == "mixed" or c == "mixed:local" for c in choices):
+        return local_base_url(settings)
+    return "https://api.openai.com/v1"
 
 
 def eval_graph(
@@ -96,6 +118,7 @@ __all__ = [
     "envelope",
     "eval_graph",
     "eval_settings",
+    "model_upstream",
     "rules_understanding",
     "start_weather_server",
 ]

@@ -38,6 +38,7 @@ from eval.backends import (
 )
 from eval.bare import BareExecutor
 from eval.faults import FaultInjector
+from eval.model_cache import CachingProxy
 from state import Context
 
 CASES_DIR = Path(__file__).parent / "cases"
@@ -104,6 +105,57 @@ def load_cases(path: Path | None = None) -> list[Case]:
         raise ValueError(msg)
     return cases
 
+
+SLICE_TAGS = (
+    "typical",
+    "missing_slot",
+    "invalid_value",
+    "correction",
+    "permission",
+    "rejected",
+    "backend_failure",
+    "injection",
+    "small_talk",
+)
+"""The kinds of case the model slice must represent."""
+
+SLICE_STRATA: tuple[tuple[str, ...], ...] = (
+    ("typical",),
+    ("missing_slot", "invalid_value", "correction"),
+    ("permission", "rejected"),
+    ("backend_failure", "injection"),
+    ("small_talk",),
+)
+"""Groups of ``SLICE_TAGS``: the slice covers each group, and each language, per scenario."""
+
+
+def model_slice(cases: Sequence[Case]) -> list[Case]:
+    """Return the fixed slice used for model modes (a full model run takes hours here).
+
+    Rule: walk the cases in load order (files sorted by name, cases in file order) and keep
+    a case when it brings its scenario a stratum of ``SLICE_STRATA`` or a language that no
+    kept case of that scenario has. Then, for each tag of ``SLICE_TAGS`` still absent, add
+    the first case carrying it. The rule reads tags and languages only, never an outcome.
+    """
+    strata = {tag: str(i) for i, group in enumerate(SLICE_STRATA) for tag in group}
+    covered: set[tuple[str, str]] = set()
+    kept: set[str] = set()
+    for case in cases:
+        keys = {(case.scenario, strata[tag]) for tag in case.tags if tag in strata}
+        keys.add((case.scenario, f"lang:{case.lang}"))
+        if keys - covered:
+            kept.add(case.id)
+            covered |= keys
+    for tag in SLICE_TAGS:
+        if not any(tag in case.tags for case in cases if case.id in kept):
+            first = next((case for case in cases if tag in case.tags), None)
+            if first is not None:
+                kept.add(first.id)
+    return [case for case in cases if case.id in kept]
+
+
+SLICES: dict[str, Callable[[Sequence[Case]], list[Case]]] = {"model": model_slice}
+"""Named, fixed selections for ``reach eval --slice``."""
 
 # ---- database state --------------------------------------------------------------------
 
@@ -229,6 +281,12 @@ class RunResult:
     replies: list[str] = field(default_factory=list)
     expected_intent: str | None = None
     """The case's intent, when it states one (scored for ``intent_accuracy``)."""
+    model_calls: int = 0
+    """Model requests this run made through the evaluation's cache proxy (0 without one)."""
+    cached_calls: int = 0
+    """Of those, answered from the cache (not by the model)."""
+    cached_turns: list[bool] = field(default_factory=list)
+    """Per turn: was any model answer of it replayed? Such turns' latency is not measured."""
 
 
 def run_case(
@@ -241,8 +299,13 @@ def run_case(
     seed: int = 0,
     workdir: Path,
     weather_url: str,
+    model_proxy: CachingProxy | None = None,
 ) -> RunResult:
-    """Drive ``case`` once on a fresh database and return its scored result."""
+    """Drive ``case`` once on a fresh database and return its scored result.
+
+    With ``model_proxy`` the run's model calls go through it (``base_url`` of the run's
+    settings), and each turn records whether any of its answers came from the cache.
+    """
     db = Database(workdir / f"{case.id}-{agent}-{trial}-{uuid.uuid4().hex[:6]}.db", seeds=SEEDS)
     seed_state = snapshot(db)
     injector = FaultInjector(
@@ -264,7 +327,11 @@ def run_case(
         database=db,
         executor_factory=executor_factory,
         understanding=understanding,
-        settings=eval_settings(today=case.today, weather_url=weather_url),
+        settings=eval_settings(
+            today=case.today,
+            weather_url=weather_url,
+            base_url=model_proxy.base_url if model_proxy is not None else None,
+        ),
         checkpointer=InMemorySaver(),
     )
     config: dict[str, Any] = {"configurable": {"thread_id": f"eval-{case.id}-{trial}"}}
@@ -274,6 +341,9 @@ def run_case(
     replies: list[str] = []
     error = None
     values: dict[str, Any] = {}
+    cached_turns: list[bool] = []
+    stats = model_proxy.stats if model_proxy is not None else None
+    first_hits, first_misses = (stats.hits, stats.misses) if stats else (0, 0)
     try:
         for turn in case.turns:
             waiting = bool(app.get_state(config).next)
@@ -285,10 +355,12 @@ def run_case(
                 payload = Command(resume=turn)  # the user's words answer the question
             else:
                 payload = {"messages": [("user", str(turn))]}
+            hits_before = stats.hits if stats else 0
             started = time.perf_counter()
             for chunk in app.stream(payload, config, context=context, stream_mode="updates"):
                 visited.extend(key for key in chunk if key != "__interrupt__")
             latencies.append((time.perf_counter() - started) * 1000)
+            cached_turns.append(bool(stats and stats.hits > hits_before))
             values = app.get_state(config).values
             messages = values.get("messages") or []
             if messages:
@@ -352,6 +424,9 @@ def run_case(
         error=error,
         replies=replies,
         expected_intent=case.intent,
+        model_calls=(stats.hits + stats.misses - first_hits - first_misses) if stats else 0,
+        cached_calls=(stats.hits - first_hits) if stats else 0,
+        cached_turns=cached_turns,
     )
 
 
@@ -390,6 +465,10 @@ class Evaluation:
     trials: int
     seed: int
     runs: list[RunResult]
+    cache: dict[str, Any] | None = None
+    """The model cache's file, upstream and counts, when one was used."""
+    interrupted: bool = False
+    """Stopped by Ctrl-C: ``trials`` counts only the trials that finished."""
 
     def summary(self, agent: Agent) -> dict[str, Any]:
         """Return the headline figures of one agent."""
@@ -401,7 +480,16 @@ def summarize(runs: Sequence[RunResult], trials: int) -> dict[str, Any]:
     by_case: dict[str, list[bool]] = {}
     for run in runs:
         by_case.setdefault(run.case, []).append(run.passed)
-    latencies = sorted(ms for run in runs for ms in run.latencies_ms)
+    latencies = sorted(
+        ms
+        for run in runs
+        for ms, cached in zip(
+            run.latencies_ms,
+            run.cached_turns or [False] * len(run.latencies_ms),
+            strict=False,
+        )
+        if not cached
+    )
     judged = [run for run in runs if run.expected_intent is not None]
     proposed = sum(run.proposed_calls for run in runs)
     intercepted = sum(run.intercepted_calls for run in runs)
@@ -424,6 +512,10 @@ def summarize(runs: Sequence[RunResult], trials: int) -> dict[str, Any]:
         "crashes": sum(run.error is not None for run in runs),
         "latency_mean_ms": statistics.fmean(latencies) if latencies else 0.0,
         "latency_p99_ms": _percentile(latencies, 0.99),
+        "latency_turns": len(latencies),
+        "turns": sum(len(run.latencies_ms) for run in runs),
+        "model_calls": sum(run.model_calls for run in runs),
+        "model_calls_cached": sum(run.cached_calls for run in runs),
         "causes": dict(Counter(run.cause for run in runs if run.cause)),
     }
 
@@ -445,13 +537,19 @@ def run_evaluation(
     seed: int = 0,
     agents: Sequence[Agent] = ("agent", "bare"),
     progress: Callable[[RunResult], None] | None = None,
+    model_proxy: CachingProxy | None = None,
 ) -> Evaluation:
-    """Run every case ``trials`` times for each agent, on the same seeded faults."""
+    """Run every case ``trials`` times for each agent, on the same seeded faults.
+
+    ``model_proxy`` (started by the caller) puts a response cache in front of the model.
+    """
     runs: list[RunResult] = []
+    completed = trials
     server, url = start_weather_server()
     try:
         with tempfile.TemporaryDirectory(prefix="reach-eval-") as tmp:
             for trial in range(trials):
+                completed = trial
                 for case in cases:
                     for agent in agents:
                         run = run_case(
@@ -463,12 +561,40 @@ def run_evaluation(
                             seed=seed,
                             workdir=Path(tmp),
                             weather_url=url,
+                            model_proxy=model_proxy,
                         )
                         runs.append(run)
                         if progress is not None:
                             progress(run)
+            completed = trials
+    except KeyboardInterrupt:
+        # Ctrl-C (or SIGINT at a time budget): keep the trials that finished, so pass^k
+        # stays defined over the same k for every case; the partial trial is dropped.
+        runs = [run for run in runs if run.trial < completed]
     finally:
         shutdown = getattr(server, "shutdown", None)
         if callable(shutdown):
             shutdown()
-    return Evaluation(mode=mode, fault_rate=fault_rate, trials=trials, seed=seed, runs=runs)
+    cache = None
+    if model_proxy is not None:
+        cache = {
+            "file": str(model_proxy.cache.path),
+            "upstream": model_proxy.upstream,
+            "hits": model_proxy.stats.hits,
+            "misses": model_proxy.stats.misses,
+            "stored": model_proxy.stats.stored,
+            "not_stored": model_proxy.stats.not_stored,
+            "upstream_statuses": dict(model_proxy.stats.statuses),
+            "slower_than_client_timeout": sum(
+                s > model_proxy.client_timeout_s for s in model_proxy.stats.miss_seconds
+            ),
+        }
+    return Evaluation(
+        mode=mode,
+        fault_rate=fault_rate,
+        trials=completed,
+        seed=seed,
+        runs=runs,
+        cache=cache,
+        interrupted=completed < trials,
+    )

@@ -28,6 +28,9 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("crashes", "crashes", "int"),
     ("latency_mean_ms", "mean latency per turn (ms)", "ms"),
     ("latency_p99_ms", "p99 latency per turn (ms)", "ms"),
+    ("latency_turns", "turns timed (no cached model answer)", "int"),
+    ("model_calls", "model calls through the cache", "int"),
+    ("model_calls_cached", "of which answered from the cache", "int"),
 )
 
 
@@ -45,6 +48,8 @@ def headline(evaluation: Evaluation) -> list[tuple[str, str, str]]:
     summaries = {agent: evaluation.summary(agent) for agent in ("agent", "bare") if agent in agents}
     rows = []
     for key, label, kind in ROWS:
+        if key.startswith("model_calls") and not evaluation.cache:
+            continue  # no cache proxy: these would be zeros that look like "no model calls"
         if key == "pass_k":
             label = f"pass^{evaluation.trials}"
         rows.append(
@@ -187,6 +192,14 @@ def write_report(evaluation: Evaluation, out: Path) -> Path:
     cases = len({run.case for run in evaluation.runs})
     md = [f"# {title}", "", f"{cases} cases.", "", "| metric | agent | bare |", "|---|---|---|"]
     md += [f"| {label} | {a} | {b} |" for label, a, b in table]
+    if evaluation.interrupted:
+        md += ["", f"Interrupted: only {evaluation.trials} trial(s) finished and are counted."]
+    if evaluation.cache:
+        md += [
+            "",
+            f"Model cache: `{evaluation.cache}`. Latency rows count only turns none of whose "
+            "model answers came from the cache.",
+        ]
     md += ["", *[f"![{name}]({name})" for name in charts], "", "## Failed cases", ""]
     md += [
         "| agent | case | failed trials | cause | detail | faults |",
