@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.messages import AnyMessage, HumanMessage
@@ -219,21 +219,29 @@ def protocol_message(
     return ValidatedProtocol(message.model_dump(mode="json"))
 
 
-_ALWAYS_WRITTEN = frozenset(("messages", "protocol", "intent"))
-"""Keys written even when unchanged: appends, and the intent the trace records per task."""
+_ALWAYS_WRITTEN = frozenset(("messages", "protocol"))
+"""Keys written even when unchanged: appends."""
 
 
-def only_changes(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+def only_changes(
+    state: Mapping[str, Any], update: dict[str, Any], *, keep: Collection[str] = ()
+) -> dict[str, Any]:
     """Drop the keys of ``update`` that would leave the state as it is.
 
     Every key a node returns is a channel write: LangGraph bumps its version, and the
     checkpointer serializes it twice (the write and the new blob). Starting a task resets
-    eighteen keys, most of them already at their reset value.
+    eighteen keys, most of them already at their reset value. ``keep`` names keys a reader
+    of the node's update needs every time (the trace's intent record, the CLI's line).
     """
     out: dict[str, Any] = {}
     for key, value in update.items():
         current = state.get(key)
         plain = value.value if isinstance(value, Overwrite) else value
-        if key in _ALWAYS_WRITTEN or plain != current or (plain is None and key not in state):
+        if (
+            key in _ALWAYS_WRITTEN
+            or key in keep
+            or plain != current
+            or (plain is None and key not in state)
+        ):
             out[key] = value
     return out

@@ -31,6 +31,8 @@ from tools.pii import find_pii
 from tools.vault import IdentityVault
 
 MAX_SUSPENDED = 3
+_DECISION_RECORD = ("intent", "confidence", "intent_evidence", "decision")
+"""What the trace's intent record and ``reach demo`` read from every intent update."""
 _RESUME = re.compile(r"继续|接着|回到刚才|刚才那个|go back|continue|resume", re.IGNORECASE)
 
 
@@ -149,7 +151,7 @@ def make_intent_node(services: Services) -> Node:
             error=result.error,
         )
         update["protocol"] = [user, note]
-        return only_changes(state, update)
+        return only_changes(state, update, keep=_DECISION_RECORD)
 
     return intent
 

@@ -302,3 +302,21 @@ def test_the_default_wiring_shares_the_executors_log(db):
     kinds = [r["kind"] for r in audit.records]
     assert {"turn", "intent", "arguments", "tool_call", "execution", "answer"} <= set(kinds)
     assert kinds.count("intent") == 1  # one recorder, not one per wiring
+
+
+def test_every_intent_update_carries_the_decision_record(app):
+    """The trace's intent record and ``reach demo`` read these keys from each intent update,
+    also when a second, identical request leaves them unchanged in state."""
+    seen = []
+    for _ in range(2):
+        for chunk in app.stream(
+            {"messages": [("user", "OD-20240618-001 到哪了")]},
+            {"configurable": {"thread_id": "same-twice"}},
+            context=ALICE,
+            stream_mode="updates",
+        ):
+            if "intent" in chunk:
+                seen.append(chunk["intent"])
+    assert len(seen) == 2
+    for update in seen:
+        assert {"intent", "confidence", "intent_evidence", "decision"} <= set(update)
