@@ -197,6 +197,8 @@ def server_command(settings: Settings | None = None) -> tuple[list[str], dict[st
         str(settings.local_model_threads),
         "-c",
         str(settings.local_model_ctx),
+        "--parallel",
+        str(settings.local_model_slots),
         "--jinja",
         "--alias",
         LOCAL_MODEL_NAME,

@@ -77,6 +77,11 @@ class Settings(BaseSettings):
     """CPU threads for the local server (``-t``)."""
     local_model_ctx: int = Field(4096, alias="REACH_LOCAL_MODEL_CTX")
     """Context window of the local server (``-c``)."""
+    local_model_slots: int = Field(1, ge=1, alias="REACH_LOCAL_MODEL_SLOTS")
+    """Requests the local server runs at once (``--parallel``). They share one ``-c`` of KV
+    cache: with llama-server's default of 4, a 1,700-token finance prompt failed with HTTP 500
+    "Context size has been exceeded" while other slots held theirs; on 2 cores a second
+    slot adds no throughput anyway."""
 
     # ---- auth (issue 10) -----------------------------------------------------------------
     auth_secret: SecretStr | None = Field(None, alias="REACH_AUTH_SECRET")
