@@ -133,14 +133,22 @@ def test_update_state_on_an_old_checkpoint_never_touches_the_original_branch(red
 
 
 class RoundTrips:
-    """Count client-side round trips: every packed send is one request to the server."""
+    """Count client-side round trips: every packed send is one request to the server.
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, port: int) -> None:
+    Only the saver's own requests (its key prefix) on this server count: the server is
+    shared by the session's tests, whose process-wide clients (an audit stream sink, say)
+    may write to it during the measured turn.
+    """
+
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, port: int, prefix: bytes = b"reach:cp:"
+    ) -> None:
         self.count = 0
         original = AbstractConnection.send_packed_command
 
         def counting(conn, command, check_health=True):
-            if getattr(conn, "port", None) == port:  # only this server, not other tests'
+            raw = b"".join(command) if isinstance(command, list | tuple) else command
+            if getattr(conn, "port", None) == port and prefix in raw:
                 self.count += 1
             return original(conn, command, check_health)
 
