@@ -84,7 +84,7 @@ class AuditLog:
             self._queue.put([self._masked(record) for record in records])
 
     def _masked(self, record: dict[str, Any]) -> dict[str, Any]:
-        masked: dict[str, Any] = mask_pii(record)
+        masked: dict[str, Any] = dict(mask_pii(record))  # a copy: the defaults go in below
         masked.setdefault("kind", "tool_call")
         masked.setdefault("ts", time.time())
         if masked["kind"] == "tool_call":

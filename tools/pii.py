@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -180,9 +181,47 @@ def find_pii(text: str, kinds: frozenset[Kind] | None = None) -> list[Finding]:
     over keyword-announced secrets when two findings overlap.
     """
     wanted = kinds or _ALL_KINDS
-    if not text or not _digits_possible(text) or not could_hold(text, wanted):
+    if len(text) < _SHORTEST_FINDING and text.isascii():
         return []
-    return _find_all(text, wanted)
+    clean = _CLEAN.get(wanted)
+    if clean is not None and text in clean:
+        return []
+    found = _find_all(text, wanted) if _digits_possible(text) and could_hold(text, wanted) else []
+    if not found and len(text) <= CLEAN_MEMO_TEXT_CHARS:
+        _remember_clean(wanted, text)
+    return found
+
+
+_SHORTEST_FINDING = len("pin1234")
+"""No ASCII text shorter than this holds anything: a secret is a keyword of three letters or
+more and four digits or more, a number eleven digits or more (NFKC leaves ASCII as it is)."""
+
+CLEAN_MEMO_ENTRIES = 4096
+"""How many texts found clean are remembered per set of kinds (0 turns the memo off)."""
+
+CLEAN_MEMO_TEXT_CHARS = 2048
+"""Longer texts are not remembered: rarely repeated, and they would make the memo large."""
+
+_CLEAN: dict[frozenset[Kind], dict[str, None]] = {}
+"""Texts the detectors found nothing in, per set of kinds.
+
+A turn checks the same strings many times: the user's message and the tool's fields go into
+protocol messages, trace records and checkpoint blobs, each masked on its own. The detectors
+are pure functions of the text, so a text once found clean is clean: the memo answers in one
+hash lookup. Only clean texts are kept, so the memo never holds an identifier or a secret;
+it is cleared when full (bounded memory, no bookkeeping per hit).
+"""
+
+
+def _remember_clean(wanted: frozenset[Kind], text: str) -> None:
+    clean = _CLEAN.get(wanted)
+    if clean is None:
+        clean = _CLEAN.setdefault(wanted, {})
+    if len(clean) >= CLEAN_MEMO_ENTRIES:
+        clean.clear()
+        if not CLEAN_MEMO_ENTRIES:
+            return
+    clean[text] = None
 
 
 def _find_all(text: str, wanted: frozenset[Kind]) -> list[Finding]:
@@ -369,17 +408,94 @@ def _plausible_birth_date(text: str) -> bool:
     return 1900 <= year <= 2099 and 1 <= month <= 12 and 1 <= day <= 31
 
 
-def mask_pii(value: Any) -> Any:
-    """Mask identifiers in ``value`` and in every string nested inside it (keys included)."""
-    if isinstance(value, str):
-        return mask_text(value)
-    if isinstance(value, dict):
-        return {
-            (mask_text(key) if isinstance(key, str) else key): mask_pii(item)
-            for key, item in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [mask_pii(item) for item in value]
+def mask_pii(
+    value: Any,
+    kinds: frozenset[Kind] | None = None,
+    *,
+    on_miss: Callable[[str], str] | None = None,
+    on_bytes: Callable[[bytes], bytes] | None = None,
+) -> Any:
+    """Mask identifiers in ``value`` and in every string nested inside it (keys included).
+
+    Nothing is copied unless something is masked: a clean value comes back as the very same
+    object, and only the containers on the way to a masked string are new (a changed tuple
+    becomes a list). Callers must copy before mutating what they get. A string that is short
+    and ASCII, or that the clean-text memo knows, costs no call; ``on_miss`` (default
+    ``mask_text`` for ``kinds``) masks the rest; ``on_bytes`` masks ``bytes`` values (left as
+    they are by default). Checkpoints hold a few thousand strings per
+    turn, almost all seen before: the walk, not the detectors, is what a turn pays for.
+    """
+    wanted = kinds or _ALL_KINDS
+    clean = _CLEAN.setdefault(wanted, {})
+    slow = on_miss or (lambda text: mask_text(text, wanted))
+    return _mask_nested(value, clean, slow, on_bytes or _same)
+
+
+def _same(value: bytes) -> bytes:
+    return value
+
+
+_CONTAINERS = (str, dict, list, tuple)
+_ATOMS = frozenset((int, float, bool, type(None)))
+"""Types that hold no text: passed over without a call."""
+
+
+def _mask_nested(
+    value: Any,
+    clean: dict[str, None],
+    slow: Callable[[str], str],
+    raw: Callable[[bytes], bytes],
+) -> Any:
+    kind = type(value)
+    if kind not in _CONTAINERS:  # subclasses (a str enum, a dict subclass) as their base
+        kind = next((base for base in _CONTAINERS if isinstance(value, base)), kind)
+    if kind is str:
+        if (len(value) < _SHORTEST_FINDING and value.isascii()) or value in clean:
+            return value
+        return slow(value)
+    if kind is dict:
+        changed: dict[Any, Any] | None = None
+        for key, item in value.items():
+            new_key = key
+            if type(key) is str and not (
+                (len(key) < _SHORTEST_FINDING and key.isascii()) or key in clean
+            ):
+                new_key = slow(key)
+            new = item
+            item_kind = type(item)
+            if item_kind is str:
+                if not ((len(item) < _SHORTEST_FINDING and item.isascii()) or item in clean):
+                    new = slow(item)
+            elif item_kind not in _ATOMS:
+                new = _mask_nested(item, clean, slow, raw)
+            if changed is None and (new_key is not key or new is not item):
+                changed = {}
+                for old_key, old_item in value.items():  # the clean ones before this pair
+                    if old_key is key:
+                        break
+                    changed[old_key] = old_item
+            if changed is not None:
+                changed[new_key] = new
+        return value if changed is None else changed
+    if kind is list or kind is tuple:
+        out: list[Any] | None = None
+        for index, item in enumerate(value):
+            item_kind = type(item)
+            if item_kind is str:
+                if (len(item) < _SHORTEST_FINDING and item.isascii()) or item in clean:
+                    continue
+                new = slow(item)
+            elif item_kind in _ATOMS:
+                continue
+            else:
+                new = _mask_nested(item, clean, slow, raw)
+            if new is not item:
+                if out is None:
+                    out = list(value)
+                out[index] = new
+        return value if out is None else out
+    if kind is bytes:
+        return raw(value)
     return value
 
 
