@@ -196,7 +196,7 @@ _SHORTEST_FINDING = len("pin1234")
 """No ASCII text shorter than this holds anything: a secret is a keyword of three letters or
 more and four digits or more, a number eleven digits or more (NFKC leaves ASCII as it is)."""
 
-CLEAN_MEMO_ENTRIES = 4096
+CLEAN_MEMO_ENTRIES = 16384
 """How many texts found clean are remembered per set of kinds (0 turns the memo off)."""
 
 CLEAN_MEMO_TEXT_CHARS = 2048
@@ -211,6 +211,16 @@ are pure functions of the text, so a text once found clean is clean: the memo an
 hash lookup. Only clean texts are kept, so the memo never holds an identifier or a secret;
 it is cleared when full (bounded memory, no bookkeeping per hit).
 """
+
+
+def note_clean(text: str, kinds: frozenset[Kind] | None = None) -> None:
+    """Tell the memo that ``text`` holds nothing of ``kinds``: only for texts proved clean.
+
+    The checkpoint serializer passes LangGraph's channel versions over without the detectors
+    (they cannot hold a finding); remembered, each later checkpoint finds them in one look-up.
+    """
+    if len(text) <= CLEAN_MEMO_TEXT_CHARS:
+        _remember_clean(kinds or _ALL_KINDS, text)
 
 
 def _remember_clean(wanted: frozenset[Kind], text: str) -> None:
