@@ -11,6 +11,10 @@ unchanged. Skipped with the reason when PostgreSQL or Aegra cannot be had.
 from __future__ import annotations
 
 import concurrent.futures
+import json
+import os
+import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -179,3 +183,34 @@ def test_the_project_http_app_is_served_too(served):
         response = httpx.get(f"{url}/reach/metrics", timeout=10)
         assert response.status_code == 200
         assert "text/plain" in response.headers["content-type"]
+
+
+def test_turns_per_second_through_one_and_two_replicas(served, record_property):
+    """The same workload through replica A alone, then spread over A and B (a figure, not a
+    target: the report goes to ``REACH_AEGRA_BENCH_OUT`` and ``docs/deployment.md``)."""
+    a, b = clients(served)
+    clients_n, turns = 8, 8
+
+    def conversation(client: Any) -> int:
+        thread = client.threads.create()["thread_id"]
+        for _ in range(turns):
+            out = client.runs.wait(thread, "agent", input=say("OD-20240618-001 到哪了"))
+            assert "正在配送中" in reply(out)
+        return turns
+
+    conversation(a), conversation(b)  # warm both replicas
+    figures: dict[str, list[float]] = {}
+    for _round in range(2):
+        for name, pool_clients in (("one", [a] * clients_n), ("two", [a, b] * (clients_n // 2))):
+            started = time.perf_counter()
+            with concurrent.futures.ThreadPoolExecutor(clients_n) as pool:
+                done = sum(pool.map(conversation, pool_clients))
+            figures.setdefault(name, []).append(done / (time.perf_counter() - started))
+    report: dict[str, Any] = {k: [round(v, 1) for v in values] for k, values in figures.items()}
+    report["cpus"] = os.cpu_count()
+    report["load_avg"] = [round(x, 2) for x in os.getloadavg()]
+    record_property("turns_per_s", json.dumps(report))
+    out = os.environ.get("REACH_AEGRA_BENCH_OUT", "/tmp/reach-aegra-bench.json")
+    Path(out).write_text(json.dumps(report))
+    print("turns/s", report)
+    assert all(v > 0 for values in figures.values() for v in values)
