@@ -286,3 +286,25 @@ def test_factory_prefers_plain_saver_when_modules_are_missing(redis_url, caplog)
     assert "needs Redis modules" in caplog.text
     memory = settings.model_copy(update={"checkpointer": "memory"})
     assert isinstance(make_checkpointer(settings=memory), InMemorySaver)
+
+
+def test_script_calls_take_the_short_path_and_fall_back_when_it_fails(redis_url, db):
+    # a fresh saver on a server whose scripts were flushed: the short path gets NOSCRIPT,
+    # the client's path loads the script; then the short path's socket is killed under it
+    Redis.from_url(redis_url).script_flush()
+    saver = PlainRedisSaver.from_url(redis_url)
+    app = build_graph(
+        checkpointer=saver, database_factory=lambda: db, executor_factory=fast_executor
+    )
+    first = say(app, "OD-20240618-001 到哪了", thread="short")
+    assert "正在配送中" in first["messages"][-1].content
+    direct = saver._sync_scripts().direct
+    assert direct is not None and direct._connection is not None  # kept after first use
+    admin = Redis.from_url(redis_url)
+    killed = admin.execute_command("CLIENT", "KILL", "SKIPME", "yes", "TYPE", "normal")
+    assert killed
+    second = say(app, "OD-20240618-001 到哪了", thread="short")  # after the kill
+    assert "正在配送中" in second["messages"][-1].content
+    history = list(app.get_state_history({"configurable": {"thread_id": "short"}}))
+    assert sum(1 for s in history if s.metadata["source"] == "input") == 2
+    assert app.get_state({"configurable": {"thread_id": "short"}}).values["messages"]

@@ -11,8 +11,12 @@ channel values and pending writes, and refreshes the TTL, all in one round trip.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from redis import Redis
 
 PUT = """
 local ttl = tonumber(ARGV[1])
@@ -103,12 +107,75 @@ class Scripts:
     """Store pending writes."""
     get: Any
     """Read a checkpoint with its values and writes."""
+    direct: Direct | None = None
+    """The short path the three calls take, on a standalone sync client."""
 
 
 def register(client: Any) -> Scripts:
-    """Register the scripts on ``client``; they are sent by hash, loaded on first use."""
-    return Scripts(
-        put=client.register_script(PUT),
-        put_writes=client.register_script(PUT_WRITES),
-        get=client.register_script(GET),
-    )
+    """Register the scripts on ``client``; they are sent by hash, loaded on first use.
+
+    On a standalone sync client the calls take ``Direct``'s short path.
+    """
+    put = client.register_script(PUT)
+    put_writes = client.register_script(PUT_WRITES)
+    get = client.register_script(GET)
+    if isinstance(client, Redis):
+        direct = Direct(client)
+        return Scripts(
+            put=direct.bind(put),
+            put_writes=direct.bind(put_writes),
+            get=direct.bind(get),
+            direct=direct,
+        )
+    return Scripts(put=put, put_writes=put_writes, get=get)
+
+
+class Direct:
+    """Send ``EVALSHA`` on one connection kept aside, without redis-py's per-command layers.
+
+    A checkpoint costs two script calls per superstep; through the client each call went
+    through the pool, a health poll of the socket, the retry wrapper and response callbacks,
+    about 0.19 ms of CPU against 0.08 ms for packing, sending and reading the reply. Every
+    call is safe to send again (the scripts only set fields to values the call carries), so
+    anything unusual (the connection busy with another thread, an error reply such as
+    ``NOSCRIPT``, a dropped socket) takes the client's own path, which loads scripts and
+    reconnects.
+    """
+
+    def __init__(self, client: Redis) -> None:
+        """Keep one connection of ``client``'s pool for the short path."""
+        self.client = client
+        self._connection: Any = None
+        self._lock = threading.Lock()
+
+    def bind(self, script: Any) -> Callable[..., Any]:
+        """Return ``script``'s call, taking the short path when it can."""
+
+        def call(keys: list[Any], args: list[Any]) -> Any:
+            if self._lock.acquire(blocking=False):
+                try:
+                    return self._send(script.sha, keys, args)
+                except Exception:  # noqa: BLE001 - the client's path below handles it
+                    self._drop()
+                finally:
+                    self._lock.release()
+            return script(keys=keys, args=args)
+
+        return call
+
+    def _send(self, sha: str, keys: list[Any], args: list[Any]) -> Any:
+        if self._connection is None:
+            self._connection = self.client.connection_pool.make_connection()
+        connection = self._connection
+        connection.send_packed_command(
+            connection.pack_command("EVALSHA", sha, len(keys), *keys, *args), check_health=False
+        )
+        reply = connection.read_response()
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    def _drop(self) -> None:
+        if self._connection is not None:
+            self._connection.disconnect()
+            self._connection = None

@@ -300,7 +300,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         """Store a checkpoint, its new blobs and its index entry in one Lua call."""
         scripts = self._sync_scripts()
         keys, args, next_config = self._put_args(config, checkpoint, metadata, new_versions)
-        scripts.put(keys=keys, args=args)
+        scripts.put(keys, args)
         if extra := self._run_index_args(config, checkpoint, metadata):
             self._index_run_sync(*extra)
         return next_config
@@ -317,13 +317,13 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         if not writes:
             return
         keys, args = self._writes_args(config, writes, task_id, task_path)
-        scripts.put_writes(keys=keys, args=args)
+        scripts.put_writes(keys, args)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Fetch a checkpoint (the latest when no id is given) in one round trip (one Lua call)."""
         scripts = self._sync_scripts()
         keys, args = self._get_args(config)
-        found = scripts.get(keys=keys, args=args)
+        found = scripts.get(keys, args)
         if not found:
             return None
         return self._tuple_from_script(config, found)
