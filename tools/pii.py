@@ -432,8 +432,8 @@ def mask_pii(
     becomes a list). Callers must copy before mutating what they get. A string that is short
     and ASCII, or that the clean-text memo knows, costs no call; ``on_miss`` (default
     ``mask_text`` for ``kinds``) masks the rest; ``on_bytes`` masks ``bytes`` values (left as
-    they are by default). Checkpoints hold a few thousand strings per
-    turn, almost all seen before: the walk, not the detectors, is what a turn pays for.
+    they are by default). Checkpoints hold a few thousand strings per turn, almost all seen
+    before: the walk, not the detectors, is what a turn pays for.
     """
     wanted = kinds or _ALL_KINDS
     clean = _CLEAN.setdefault(wanted, {})
@@ -467,7 +467,7 @@ def _mask_nested(
         changed: dict[Any, Any] | None = None
         for key, item in value.items():
             new_key = key
-            if type(key) is str and not (
+            if isinstance(key, str) and not (
                 (len(key) < _SHORTEST_FINDING and key.isascii()) or key in clean
             ):
                 new_key = slow(key)

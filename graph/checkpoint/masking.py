@@ -102,8 +102,6 @@ def mask_msgpack(data: bytes) -> bytes:
     can be an ASCII digit, and a 48-byte message starting with an ID number then read as a
     19-digit run, which no detector takes for an ID.
     """
-    changed = False
-
     if data in _CLEAN_PAYLOADS:
         return data
     changed = False
