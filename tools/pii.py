@@ -202,6 +202,11 @@ CLEAN_MEMO_ENTRIES = 16384
 CLEAN_MEMO_TEXT_CHARS = 2048
 """Longer texts are not remembered: rarely repeated, and they would make the memo large."""
 
+CLEAN_MEMO_TOTAL_CHARS = 1_000_000
+"""The characters a memo may hold in all (a few MB at most) before it is cleared."""
+
+_CLEAN_CHARS: dict[frozenset[Kind], int] = {}
+
 _CLEAN: dict[frozenset[Kind], dict[str, None]] = {}
 """Texts the detectors found nothing in, per set of kinds.
 
@@ -227,11 +232,14 @@ def _remember_clean(wanted: frozenset[Kind], text: str) -> None:
     clean = _CLEAN.get(wanted)
     if clean is None:
         clean = _CLEAN.setdefault(wanted, {})
-    if len(clean) >= CLEAN_MEMO_ENTRIES:
+    held = _CLEAN_CHARS.get(wanted, 0) + len(text)
+    if len(clean) >= CLEAN_MEMO_ENTRIES or held > CLEAN_MEMO_TOTAL_CHARS:
         clean.clear()
+        held = len(text)
         if not CLEAN_MEMO_ENTRIES:
             return
     clean[text] = None
+    _CLEAN_CHARS[wanted] = held
 
 
 def _find_all(text: str, wanted: frozenset[Kind]) -> list[Finding]:

@@ -84,13 +84,37 @@ def mask_id_bytes(data: bytes) -> bytes:
     return "".join(chars).encode("utf-8", errors="surrogateescape")
 
 
-CLEAN_PAYLOAD_ENTRIES = 2048
-CLEAN_PAYLOAD_BYTES = 8192
-_CLEAN_PAYLOADS: dict[bytes, None] = {}
-"""Blobs and extension payloads (a message, a model) found clean, by their bytes. A node's
-write and the channel's new value are often the same bytes, and the messages channel is
-written again at every step that adds to it, each message in it packing to the same bytes
-every time: one look-up instead of a walk. Only clean ones are kept; cleared when full."""
+class CleanBlobs:
+    """Blobs and extension payloads (a message, a model) found clean, by their bytes.
+
+    A node's write and the channel's new value are often the same bytes, and the messages
+    channel is written again at every step that adds to it, each message in it packing to
+    the same bytes every time: one look-up instead of a walk. Only clean ones are kept;
+    bounded in count and in bytes, and cleared when full.
+    """
+
+    def __init__(self, entries: int = 2048, largest: int = 8192, total: int = 4_000_000) -> None:
+        """Keep up to ``entries`` blobs of at most ``largest`` bytes, ``total`` bytes in all."""
+        self.entries, self.largest, self.total = entries, largest, total
+        self._seen: dict[bytes, None] = {}
+        self._bytes = 0
+
+    def __contains__(self, data: bytes) -> bool:
+        """Tell whether ``data`` was found clean before."""
+        return data in self._seen
+
+    def add(self, data: bytes) -> None:
+        """Remember ``data`` as clean (callers have checked it)."""
+        if len(data) > self.largest:
+            return
+        if len(self._seen) >= self.entries or self._bytes + len(data) > self.total:
+            self._seen.clear()
+            self._bytes = 0
+        self._seen[data] = None
+        self._bytes += len(data)
+
+
+_CLEAN_BLOBS = CleanBlobs()
 
 
 def mask_msgpack(data: bytes) -> bytes:
@@ -102,7 +126,7 @@ def mask_msgpack(data: bytes) -> bytes:
     can be an ASCII digit, and a 48-byte message starting with an ID number then read as a
     19-digit run, which no detector takes for an ID.
     """
-    if data in _CLEAN_PAYLOADS:
+    if data in _CLEAN_BLOBS:
         return data
     changed = False
 
@@ -119,10 +143,7 @@ def mask_msgpack(data: bytes) -> bytes:
     masked = mask_pii(obj, CHECKPOINT_KINDS, on_miss=_checkpoint_text, on_bytes=mask_id_bytes)
     if masked is not obj or changed:
         return ormsgpack.packb(masked, option=ormsgpack.OPT_NON_STR_KEYS)
-    if len(data) <= CLEAN_PAYLOAD_BYTES:
-        if len(_CLEAN_PAYLOADS) >= CLEAN_PAYLOAD_ENTRIES:
-            _CLEAN_PAYLOADS.clear()
-        _CLEAN_PAYLOADS[data] = None
+    _CLEAN_BLOBS.add(data)
     return data
 
 

@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 import tools.pii as pii
-from graph.checkpoint.masking import CHECKPOINT_KINDS, MaskingSerializer, mask_msgpack
+from graph.checkpoint.masking import CHECKPOINT_KINDS, CleanBlobs, MaskingSerializer, mask_msgpack
 from tools.pii import _find_all, find_pii, mask_pii, mask_text
 
 ID_NUMBER = "110101199003071231"
@@ -136,6 +136,7 @@ def test_mask_pii_masks_what_masking_every_string_masks_and_copies_only_when_it_
 
 def test_the_clean_text_memo_never_holds_what_a_detector_finds(monkeypatch):
     monkeypatch.setattr(pii, "_CLEAN", {})
+    monkeypatch.setattr(pii, "_CLEAN_CHARS", {})
     texts = ["OD-20240618-001 到哪了", f"身份证 {ID_NUMBER}", "passcode 654321"] * 3
     for text in texts:
         assert find_pii(text) == _find_all(text, pii._ALL_KINDS)
@@ -143,12 +144,19 @@ def test_the_clean_text_memo_never_holds_what_a_detector_finds(monkeypatch):
     assert remembered == {"OD-20240618-001 到哪了"}
 
 
-def test_the_memo_is_bounded(monkeypatch):
+def test_the_memo_is_bounded_in_entries_and_in_characters(monkeypatch):
     monkeypatch.setattr(pii, "_CLEAN", {})
+    monkeypatch.setattr(pii, "_CLEAN_CHARS", {})
     monkeypatch.setattr(pii, "CLEAN_MEMO_ENTRIES", 10)
     for index in range(35):
         find_pii(f"order number OD-{index:06d} please")
     assert 0 < len(pii._CLEAN[pii._ALL_KINDS]) <= 10
+    monkeypatch.setattr(pii, "CLEAN_MEMO_ENTRIES", 10_000)
+    monkeypatch.setattr(pii, "CLEAN_MEMO_TOTAL_CHARS", 5_000)
+    for index in range(100):
+        find_pii(f"{index:04d} " + "好" * 1000)
+    held = sum(map(len, pii._CLEAN[pii._ALL_KINDS]))
+    assert 0 < held <= 5_000 and held == pii._CLEAN_CHARS[pii._ALL_KINDS]
 
 
 def test_nested_payloads_are_masked_and_repacked():
@@ -160,3 +168,13 @@ def test_nested_payloads_are_masked_and_repacked():
         return (code, ormsgpack.unpackb(data))
 
     assert ormsgpack.unpackb(masked, ext_hook=hook) == {"m": (5, ["pin: ******", "ok"])}
+
+
+def test_the_clean_blob_memo_is_bounded_in_count_and_bytes():
+    memo = CleanBlobs(entries=3, largest=10, total=25)
+    memo.add(b"x" * 11)  # too large to keep
+    assert b"x" * 11 not in memo
+    for index in range(5):
+        memo.add(bytes([index]) * 8)
+    assert sum(bytes([i]) * 8 in memo for i in range(5)) <= 3
+    assert bytes([4]) * 8 in memo  # the newest is always kept
