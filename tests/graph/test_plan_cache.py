@@ -54,6 +54,16 @@ def status_plan(order_id: str) -> Scripted:
     return content_call("query_order_status", order_id=order_id)
 
 
+def status_and_sms_plan(order_id: str) -> Scripted:
+    """The model's plan: look the order up, then send an SMS about it."""
+    return Scripted(
+        tool_calls=[
+            {"name": "query_order_status", "arguments": {"order_id": order_id}},
+            {"name": "send_notification", "arguments": {"order_id": order_id, "channel": "sms"}},
+        ]
+    )
+
+
 def planner_of(out: dict[str, Any]) -> dict[str, Any]:
     return stages(out, "slot_filling")[-1]["content"]["planner"]
 
@@ -133,17 +143,7 @@ def test_a_cached_plan_still_asks_for_confirmation(app, planner, handled, plans,
 def test_words_the_slots_do_not_hold_are_never_replayed(app, planner, handled, plans):
     # The model adds a notification the rules' cues miss ("喊我一声"): it ran, but the
     # plan is not kept, or the next user of the same slot shape would get a message unasked.
-    planner.push(
-        Scripted(
-            tool_calls=[
-                {"name": "query_order_status", "arguments": {"order_id": "OD-20240618-001"}},
-                {
-                    "name": "send_notification",
-                    "arguments": {"order_id": "OD-20240618-001", "channel": "sms"},
-                },
-            ]
-        )
-    )
+    planner.push(status_and_sms_plan("OD-20240618-001"))
     out = say(app, "OD-20240618-001 到哪了？送到了喊我一声")
     assert "notify" not in out["slots"]
     assert [name for name, _ in handled] == ["query_order_status", "send_notification"]
@@ -179,17 +179,7 @@ def test_the_trace_says_the_plan_came_from_the_cache(make_app, planner, tmp_path
 
 def test_an_asked_for_notification_is_kept_as_a_slot_template(app, planner, handled, plans):
     # When the slots hold the request (the rules' cue "短信"), the extra call is the shape's.
-    planner.push(
-        Scripted(
-            tool_calls=[
-                {"name": "query_order_status", "arguments": {"order_id": "OD-20240618-001"}},
-                {
-                    "name": "send_notification",
-                    "arguments": {"order_id": "OD-20240618-001", "channel": "sms"},
-                },
-            ]
-        )
-    )
+    planner.push(status_and_sms_plan("OD-20240618-001"))
     say(app, "OD-20240618-001 到哪了？到了发短信告诉我")
     [plan] = plans.plans()
     assert plan["steps"][1] == {
