@@ -46,6 +46,12 @@ _AMOUNT = re.compile(
     r"|(?:¥|￥)\s*(\d{1,9}(?:\.\d{1,2})?)",
     re.IGNORECASE,
 )
+_BARE_AMOUNT = re.compile(
+    r"(?:transfer|send|wire|pay|转账?|汇款?|打)\s*(\d{1,9}(?:\.\d{1,2})?)\s*(?:to\s|给|到)",
+    re.IGNORECASE,
+)
+"""A number with no currency, between a transfer verb and its payee ("transfer 300 to
+ACC-2001", "转300给ACC-2001"): the amount. The confirmation shows it before anything moves."""
 
 
 def support(text: str) -> Iterator[tuple[str, float, str]]:
@@ -69,6 +75,8 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     if amount:
         value = amount.group(1) or amount.group(2)
         slots["amount_cents"] = round(float(value) * 100)
+    elif bare := _BARE_AMOUNT.search(text):
+        slots["amount_cents"] = round(float(bare.group(1)) * 100)
     pin = find_pin(text)  # the one PII detector: every spelling masking knows
     if pin:
         slots["pin"] = pin

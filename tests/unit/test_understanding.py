@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from nodes.tasks import ScenarioSet
 from nodes.understanding import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, detect_language
 from scenarios import SCENARIOS
+from scenarios.transfer.understanding import extract as transfer_extract
 
 U = RuleBasedUnderstanding(ScenarioSet(SCENARIOS))
 
@@ -165,3 +168,22 @@ def test_reconsider_tolerates_typos():
     result = U.reconsider("I want a refnd", pending_intent=None, missing_slots=[])
     assert result.intent == "REQUEST_REFUND"
     assert result.confidence >= CONFIDENCE_THRESHOLD
+
+
+@pytest.mark.parametrize(
+    ("text", "cents"),
+    [
+        ("transfer 300 to ACC-2001", 30_000),
+        ("send 12.5 to ACC-2001", 1_250),
+        ("转300给ACC-2001", 30_000),
+        ("帮我转 500 元给 ACC-2001", 50_000),
+        ("往 ACC-3001 汇 3000 元", 300_000),
+        ("transfer to ACC-2001", None),  # no amount: asked for, never guessed
+        ("转给 ACC-2001 2 笔", None),
+        ("ACC-2001 转账", None),
+    ],
+)
+def test_the_transfer_amount_with_or_without_a_currency(text, cents):
+    slots = transfer_extract(text, "TRANSFER_MONEY", today=date(2024, 6, 18)).slots
+    assert slots.get("amount_cents") == cents
+    assert slots.get("to_account") in ("ACC-2001", "ACC-3001")
