@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 import uuid
 from typing import Any
@@ -19,7 +20,7 @@ from redis.connection import AbstractConnection
 from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
-from graph.checkpoint.plain_redis import PlainRedisSaver
+from graph.checkpoint.plain_redis import PlainRedisSaver, lua
 from state import Context
 from tests.conftest import ALICE, BOB, fast_executor, say
 from tests.services import RedisServer
@@ -288,6 +289,43 @@ def test_factory_prefers_plain_saver_when_modules_are_missing(redis_url, caplog)
     assert isinstance(make_checkpointer(settings=memory), InMemorySaver)
 
 
+def test_concurrent_script_calls_each_take_a_kept_connection_and_killed_ones_go_back(redis_url):
+    # LangGraph writes a step's checkpoint and its tasks' writes from two threads at once:
+    # both take the short path; a connection dropped on an error is returned to the pool
+    # (each one used to stay counted against the pool's 100, and the client's path then
+    # failed with "Too many connections")
+    client = Redis.from_url(redis_url, max_connections=6)
+    direct = lua.register(client).direct
+    assert direct is not None
+    probe = client.register_script("redis.call('INCR', KEYS[1]); return redis.call('GET', KEYS[1])")
+    client.set("probe", 0)
+    client.ping()  # loads nothing, but opens the client's own connection
+    sent: list[Any] = []
+    original = lua.Direct._send
+
+    def slow_send(connection: Any, sha: str, keys: list[Any], args: list[Any]) -> Any:
+        sent.append(connection)
+        time.sleep(0.05)  # a real overlap between the two threads, not a timing check
+        return original(connection, sha, keys, args)
+
+    call = direct.bind(probe)
+    probe(keys=["probe"], args=[])  # the script is loaded
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lua.Direct, "_send", staticmethod(slow_send))
+        threads = [threading.Thread(target=call, args=(["probe"], [])) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len({id(connection) for connection in sent}) == 2 and direct.connections == 2
+    admin = Redis.from_url(redis_url)
+    for _ in range(10):  # more kills than the pool has room for
+        admin.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+        assert int(call(["probe"], [])) > 0
+    assert int(client.get("probe")) == 1 + 2 + 10
+    assert direct.connections <= direct.size
+
+
 def test_script_calls_take_the_short_path_and_fall_back_when_it_fails(redis_url, db):
     # a fresh saver on a server whose scripts were flushed: the short path gets NOSCRIPT,
     # the client's path loads the script; then the short path's socket is killed under it
@@ -299,7 +337,7 @@ def test_script_calls_take_the_short_path_and_fall_back_when_it_fails(redis_url,
     first = say(app, "OD-20240618-001 到哪了", thread="short")
     assert "正在配送中" in first["messages"][-1].content
     direct = saver._sync_scripts().direct
-    assert direct is not None and direct._connection is not None  # kept after first use
+    assert direct is not None and direct.connections >= 1  # kept after first use
     admin = Redis.from_url(redis_url)
     killed = admin.execute_command("CLIENT", "KILL", "SKIPME", "yes", "TYPE", "normal")
     assert killed
