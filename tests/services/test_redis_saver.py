@@ -4,12 +4,15 @@ concurrency and round trips, on a real redis-server."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
 import uuid
+import zlib
 from typing import Any
 
+import ormsgpack
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -20,7 +23,7 @@ from redis.connection import AbstractConnection
 from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
-from graph.checkpoint.plain_redis import PlainRedisSaver, lua
+from graph.checkpoint.plain_redis import PlainRedisSaver, layout, lua
 from state import Context
 from tests.conftest import ALICE, BOB, fast_executor, say
 from tests.services import RedisServer
@@ -287,6 +290,61 @@ def test_factory_prefers_plain_saver_when_modules_are_missing(redis_url, caplog)
     assert "needs Redis modules" in caplog.text
     memory = settings.model_copy(update={"checkpointer": "memory"})
     assert isinstance(make_checkpointer(settings=memory), InMemorySaver)
+
+
+VALID_ID = "110101199001011237"
+"""An ID-card number with a valid check digit (the detectors check it)."""
+
+
+def _every_stored_byte(client: Redis) -> bytes:
+    """Return every value Redis holds, with each compressed blob inflated next to it."""
+    found: list[bytes] = []
+
+    def inflate(value: Any) -> None:
+        if isinstance(value, bytes):
+            found.append(value)
+            with contextlib.suppress(zlib.error):
+                found.append(zlib.decompress(value))
+            with contextlib.suppress(Exception):
+                inflate(ormsgpack.unpackb(value))
+            with contextlib.suppress(Exception):  # a checkpoint record: refs, then msgpack
+                inflate(layout.unpack_record(value))
+        elif isinstance(value, list | tuple):
+            for item in value:
+                inflate(item)
+
+    for key in client.scan_iter():
+        kind = client.type(key)
+        if kind == b"hash":
+            inflate(list(client.hgetall(key).values()))
+        elif kind == b"zset":
+            inflate([member for member, _ in client.zrange(key, 0, -1, withscores=True)])
+        elif kind == b"string":
+            inflate(client.get(key))
+        elif kind == b"list":
+            inflate(client.lrange(key, 0, -1))
+        elif kind == b"set":
+            inflate(list(client.smembers(key)))
+    return b"\n".join(found)
+
+
+def test_no_id_number_is_stored_in_redis_in_clear_records_included(redis_url, db):
+    # checkpoint records skip the serializer (they hold only names, versions, ids and
+    # times): the user's ID number, sent as the turn's input, must still be masked everywhere
+    client = Redis.from_url(redis_url)
+    client.flushall()
+    app = build_graph(
+        checkpointer=PlainRedisSaver.from_url(redis_url),
+        database_factory=lambda: db,
+        executor_factory=fast_executor,
+    )
+    say(app, f"OD-20240618-001 到哪了？我的身份证号 {VALID_ID}", thread="idcheck")
+    stored = _every_stored_byte(client)
+    assert b"OD-20240618-001" in stored  # the scan does reach the stored text
+    assert VALID_ID.encode() not in stored
+    assert VALID_ID[6:14].encode() not in stored  # not even the birth date in the middle
+    history = list(app.get_state_history({"configurable": {"thread_id": "idcheck"}}))
+    assert history and all(state.metadata is not None for state in history)
 
 
 def test_concurrent_script_calls_each_take_a_kept_connection_and_killed_ones_go_back(redis_url):
