@@ -161,6 +161,29 @@ def _checkpoint_text(text: str) -> str:
     return mask_text(text, CHECKPOINT_KINDS)
 
 
+_RECORD_NEEDS = frozenset(("v", "id", "ts", "channel_versions", "versions_seen"))
+RECORD_KEYS = _RECORD_NEEDS | {"updated_channels"}
+"""What a checkpoint holds besides its channel values (LangGraph's ``Checkpoint``, v4)."""
+
+
+def is_checkpoint_record(obj: Any) -> bool:
+    """Tell whether ``obj`` is a checkpoint without its channel values.
+
+    Savers that store values apart (``InMemorySaver``, ours on Redis) serialize this part on
+    its own. It holds channel and node names from the graph's code, channel versions the
+    saver made, the checkpoint's id and its time: no text of a user's, so it needs no
+    masking (a sixth of the masking a turn paid). A node's write is never this shape: all
+    five keys must be there, the two version maps as maps, and nothing else but
+    ``updated_channels``.
+    """
+    return (
+        type(obj) is dict
+        and _RECORD_NEEDS <= obj.keys() <= RECORD_KEYS
+        and type(obj.get("channel_versions")) is dict
+        and type(obj.get("versions_seen")) is dict
+    )
+
+
 class MaskingSerializer(SerializerProtocol):
     """Wrap a serializer so that what it writes carries no full ID-card number or secret."""
 
@@ -171,7 +194,7 @@ class MaskingSerializer(SerializerProtocol):
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         """Serialize with the inner serializer, then mask its strings (msgpack) or bytes."""
         kind, data = self.inner.dumps_typed(obj)
-        if not data:
+        if not data or is_checkpoint_record(obj):
             return kind, data
         if kind == "msgpack":
             return kind, mask_msgpack(data)

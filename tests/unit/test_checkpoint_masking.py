@@ -11,10 +11,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.graph import START, MessagesState, StateGraph
 
 import tools.pii as pii
-from graph.checkpoint.masking import CHECKPOINT_KINDS, CleanBlobs, MaskingSerializer, mask_msgpack
+from graph.checkpoint.masking import (
+    CHECKPOINT_KINDS,
+    CleanBlobs,
+    MaskingSerializer,
+    is_checkpoint_record,
+    mask_msgpack,
+)
 from tools.pii import _find_all, find_pii, mask_pii, mask_text
 
 ID_NUMBER = "110101199003071231"
@@ -178,3 +186,27 @@ def test_the_clean_blob_memo_is_bounded_in_count_and_bytes():
         memo.add(bytes([index]) * 8)
     assert sum(bytes([i]) * 8 in memo for i in range(5)) <= 3
     assert bytes([4]) * 8 in memo  # the newest is always kept
+
+
+def test_a_checkpoint_record_is_recognised_and_nothing_else_is():
+    # what InMemorySaver and our Redis saver serialize apart from the channel values
+    saver = InMemorySaver()
+    graph = StateGraph(MessagesState)
+    graph.add_node("echo", lambda state: {"messages": [("ai", "ok")]})
+    graph.add_edge(START, "echo")
+    app = graph.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "r"}}
+    app.invoke({"messages": [("user", f"身份证 {ID_NUMBER}")]}, config)
+    checkpoint = app.get_state(config).config
+    stored = saver.get_tuple(checkpoint)
+    assert stored is not None
+    record = {k: v for k, v in stored.checkpoint.items() if k != "channel_values"}
+    assert is_checkpoint_record(record)
+    assert not is_checkpoint_record(stored.checkpoint)  # with its values: masked as a whole
+    assert not is_checkpoint_record({**record, "note": ID_NUMBER})  # an extra key
+    assert not is_checkpoint_record({"channel_versions": {}, "versions_seen": {}, "id": ID_NUMBER})
+    assert not is_checkpoint_record({**record, "versions_seen": [ID_NUMBER]})  # not a map
+    serde = MaskingSerializer(JsonPlusSerializer())
+    assert serde.dumps_typed(record) == JsonPlusSerializer().dumps_typed(record)
+    for value in ({"note": ID_NUMBER}, {**record, "note": ID_NUMBER}, stored.checkpoint):
+        assert ID_NUMBER.encode() not in serde.dumps_typed(value)[1]

@@ -43,6 +43,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 from redis.exceptions import WatchError
 
+from graph.checkpoint.masking import is_checkpoint_record
 from graph.checkpoint.plain_redis import layout, lua
 
 
@@ -732,22 +733,16 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
                     continue
 
 
-_RECORD_KEYS = frozenset(("v", "id", "ts", "channel_versions", "versions_seen", "updated_channels"))
-"""What a checkpoint holds besides its channel values (LangGraph's ``Checkpoint``, v4)."""
-
-
 def _dumps_record(stored: dict[str, Any], serde: SerializerProtocol) -> tuple[str, bytes]:
     """Pack a checkpoint without its values straight to msgpack, unmasked and uncompressed.
 
-    What is left once the values are set apart are channel and node names from the graph's
-    code, channel versions this saver made, the checkpoint's id and its time: no text of a
-    user's. Through the serializer, masking and compressing it was a sixth of the saver's
-    CPU per turn (six records of about 2 KB, each a zlib stream of its own). The bytes are
-    what the inner serializer writes for plain data, so records load the same either way;
-    anything else (a newer checkpoint format with more keys, a value plain msgpack cannot
-    hold) goes through the serializer.
+    It holds no text of a user's (``is_checkpoint_record``). Through the serializer,
+    compressing it was a sixth of the saver's CPU per turn (six records of about 2 KB, each a
+    zlib stream of its own). The bytes are what the inner serializer writes for plain data,
+    so records load the same either way; anything else (a newer checkpoint format with more
+    keys, a value plain msgpack cannot hold) goes through the serializer.
     """
-    if stored.keys() <= _RECORD_KEYS:
+    if is_checkpoint_record(stored):
         try:
             return "msgpack", ormsgpack.packb(stored)
         except TypeError:  # ormsgpack's encode error is one
