@@ -140,11 +140,45 @@ def mask_msgpack(data: bytes) -> bytes:
         obj = ormsgpack.unpackb(data, ext_hook=ext, option=ormsgpack.OPT_NON_STR_KEYS)
     except (ormsgpack.MsgpackDecodeError, ValueError):  # not msgpack after all: scan the bytes
         return mask_id_bytes(data)
-    masked = mask_pii(obj, CHECKPOINT_KINDS, on_miss=_checkpoint_text, on_bytes=mask_id_bytes)
+    if type(obj) is list and len(obj) >= _LIST_BY_ITEM:
+        masked: Any = _mask_items(obj)
+    else:
+        masked = mask_pii(obj, CHECKPOINT_KINDS, on_miss=_checkpoint_text, on_bytes=mask_id_bytes)
     if masked is not obj or changed:
         return ormsgpack.packb(masked, option=ormsgpack.OPT_NON_STR_KEYS)
     _CLEAN_BLOBS.add(data)
     return data
+
+
+_LIST_BY_ITEM = 4
+"""A list at least this long is masked item by item, each clean item remembered by its bytes."""
+
+
+def _mask_items(items: list[Any]) -> list[Any]:
+    """Mask a list's items one by one, passing over those whose bytes were found clean.
+
+    A log channel (the protocol messages) is written again whenever a step appends to it:
+    the same dozen entries, one new. Walking every string of every entry each time was most
+    of its masking (15 µs an entry); packing an entry to look it up costs about 4 µs.
+    """
+    out: list[Any] | None = None
+    for index, item in enumerate(items):
+        if type(item) in _PLAIN:
+            continue
+        key = ormsgpack.packb(item, option=ormsgpack.OPT_NON_STR_KEYS)
+        if key in _CLEAN_BLOBS:
+            continue
+        masked = mask_pii(item, CHECKPOINT_KINDS, on_miss=_checkpoint_text, on_bytes=mask_id_bytes)
+        if masked is item:
+            _CLEAN_BLOBS.add(key)
+            continue
+        if out is None:
+            out = list(items)
+        out[index] = masked
+    return items if out is None else out
+
+
+_PLAIN = frozenset((int, float, bool, type(None)))
 
 
 _LANGGRAPH_VERSION = re.compile(r"\d{32}\.\d+\.\d+")

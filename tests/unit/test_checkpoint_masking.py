@@ -210,3 +210,32 @@ def test_a_checkpoint_record_is_recognised_and_nothing_else_is():
     assert serde.dumps_typed(record) == JsonPlusSerializer().dumps_typed(record)
     for value in ({"note": ID_NUMBER}, {**record, "note": ID_NUMBER}, stored.checkpoint):
         assert ID_NUMBER.encode() not in serde.dumps_typed(value)[1]
+
+
+def test_a_long_list_is_masked_item_by_item_and_clean_items_are_remembered():
+    serde = MaskingSerializer(JsonPlusSerializer())
+    entries = [{"role": "tool", "content": f"第{i}步完成", "n": i} for i in range(6)]
+    first = serde.dumps_typed(entries)
+    assert serde.loads_typed(first) == entries  # clean: the same bytes as the inner ones
+    assert first == JsonPlusSerializer().dumps_typed(entries)
+    # the same entries again, one of them now with an ID number, and a new one after
+    dirty = [*entries[:3], {**entries[3], "content": f"证件 {ID_NUMBER}"}, *entries[4:]]
+    dirty.append({"role": "user", "content": f"身份证号{ID_NUMBER}", "n": 6})
+    dirty.append(None)
+    _, blob = serde.dumps_typed(dirty)
+    assert ID_NUMBER.encode() not in blob
+    loaded = serde.loads_typed(("msgpack", blob))
+    assert loaded[:3] == entries[:3] and loaded[4:6] == entries[4:] and loaded[-1] is None
+    assert "*" in loaded[3]["content"] and "*" in loaded[6]["content"]
+    # a clean item seen before is skipped, a dirty one never becomes "seen clean"
+    _, again = serde.dumps_typed(dirty)
+    assert again == blob
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(NESTED, min_size=4, max_size=8))
+def test_a_long_list_through_the_serializer_is_masked_as_every_string_would_be(items):
+    serde = MaskingSerializer(JsonPlusSerializer())
+    expected = _reference(items, CHECKPOINT_KINDS)
+    for _ in range(2):  # cold, then with the clean items remembered
+        assert _plain(serde.loads_typed(serde.dumps_typed(items))) == expected
