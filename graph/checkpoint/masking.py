@@ -140,10 +140,13 @@ def mask_msgpack(data: bytes) -> bytes:
         obj = ormsgpack.unpackb(data, ext_hook=ext, option=ormsgpack.OPT_NON_STR_KEYS)
     except (ormsgpack.MsgpackDecodeError, ValueError):  # not msgpack after all: scan the bytes
         return mask_id_bytes(data)
-    if type(obj) is list and len(obj) >= _LIST_BY_ITEM:
-        masked: Any = _mask_items(obj)
+    if is_checkpoint_record(obj, values=True):  # SQLite's: the whole checkpoint in one blob
+        values = obj["channel_values"]
+        masked_values = {key: _mask_value(value) for key, value in values.items()}
+        same = all(masked_values[key] is values[key] for key in values)
+        masked: Any = obj if same else {**obj, "channel_values": masked_values}
     else:
-        masked = mask_pii(obj, CHECKPOINT_KINDS, on_miss=_checkpoint_text, on_bytes=mask_id_bytes)
+        masked = _mask_value(obj)
     if masked is not obj or changed:
         return ormsgpack.packb(masked, option=ormsgpack.OPT_NON_STR_KEYS)
     _CLEAN_BLOBS.add(data)
@@ -152,6 +155,12 @@ def mask_msgpack(data: bytes) -> bytes:
 
 _LIST_BY_ITEM = 4
 """A list at least this long is masked item by item, each clean item remembered by its bytes."""
+
+
+def _mask_value(value: Any) -> Any:
+    if type(value) is list and len(value) >= _LIST_BY_ITEM:
+        return _mask_items(value)
+    return mask_pii(value, CHECKPOINT_KINDS, on_miss=_checkpoint_text, on_bytes=mask_id_bytes)
 
 
 def _mask_items(items: list[Any]) -> list[Any]:
@@ -200,19 +209,23 @@ RECORD_KEYS = _RECORD_NEEDS | {"updated_channels"}
 """What a checkpoint holds besides its channel values (LangGraph's ``Checkpoint``, v4)."""
 
 
-def is_checkpoint_record(obj: Any) -> bool:
-    """Tell whether ``obj`` is a checkpoint without its channel values.
+def is_checkpoint_record(obj: Any, *, values: bool = False) -> bool:
+    """Tell whether ``obj`` is a checkpoint without its channel values (``values``: with them).
 
     Savers that store values apart (``InMemorySaver``, ours on Redis) serialize this part on
-    its own. It holds channel and node names from the graph's code, channel versions the
-    saver made, the checkpoint's id and its time: no text of a user's, so it needs no
-    masking (a sixth of the masking a turn paid). A node's write is never this shape: all
-    five keys must be there, the two version maps as maps, and nothing else but
-    ``updated_channels``.
+    its own; SQLite's saver writes the whole checkpoint, values included. Outside the values
+    it holds channel and node names from the graph's code, channel versions the saver made,
+    the checkpoint's id and its time: no text of a user's, so only the values are masked
+    (walking the rest was a sixth of the masking a turn paid). A node's write is never this
+    shape: all five keys must be there, the two version maps as maps, and nothing else but
+    ``updated_channels`` (and, with ``values``, ``channel_values`` as a map).
     """
+    if type(obj) is not dict:
+        return False
+    keys = obj.keys() - {"channel_values"} if values else obj.keys()
     return (
-        type(obj) is dict
-        and _RECORD_NEEDS <= obj.keys() <= RECORD_KEYS
+        (not values or type(obj.get("channel_values")) is dict)
+        and _RECORD_NEEDS <= keys <= RECORD_KEYS
         and type(obj.get("channel_versions")) is dict
         and type(obj.get("versions_seen")) is dict
     )

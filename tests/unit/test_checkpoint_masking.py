@@ -239,3 +239,32 @@ def test_a_long_list_through_the_serializer_is_masked_as_every_string_would_be(i
     expected = _reference(items, CHECKPOINT_KINDS)
     for _ in range(2):  # cold, then with the clean items remembered
         assert _plain(serde.loads_typed(serde.dumps_typed(items))) == expected
+
+
+def test_a_whole_checkpoint_has_its_values_masked_and_the_rest_left_as_it_is():
+    # SQLite's saver serializes the checkpoint with its values in one blob
+    serde = MaskingSerializer(JsonPlusSerializer())
+    protocol = [{"role": "tool", "content": f"第{i}步", "n": i} for i in range(5)]
+    checkpoint = {
+        "v": 4,
+        "id": "1f1ed41f-5886-60dc-bfff-b3579d069906",
+        "ts": "2026-12-01T04:44:57.320852+00:00",
+        "channel_values": {
+            "messages": [HumanMessage(f"身份证 {ID_NUMBER}")],
+            "protocol": [*protocol, {"role": "user", "content": f"证件{ID_NUMBER}", "n": 5}],
+            "note": f"pin {ID_NUMBER[-6:]}",
+        },
+        "channel_versions": {"messages": f"{7:032}.0.123", "protocol": 3},
+        "versions_seen": {"intent": {"messages": f"{6:032}.0.5"}},
+        "updated_channels": ["messages"],
+    }
+    assert is_checkpoint_record(checkpoint, values=True) and not is_checkpoint_record(checkpoint)
+    _, blob = serde.dumps_typed(checkpoint)
+    assert ID_NUMBER.encode() not in blob and ID_NUMBER[-6:].encode() not in blob
+    loaded = serde.loads_typed(("msgpack", blob))
+    assert {k: v for k, v in loaded.items() if k != "channel_values"} == {
+        k: v for k, v in checkpoint.items() if k != "channel_values"
+    }
+    assert loaded["channel_values"]["protocol"][:5] == protocol
+    clean = {**checkpoint, "channel_values": {"protocol": protocol}}
+    assert serde.dumps_typed(clean) == JsonPlusSerializer().dumps_typed(clean)
