@@ -231,21 +231,118 @@ def is_checkpoint_record(obj: Any, *, values: bool = False) -> bool:
     )
 
 
+class ValueBytes:
+    """A channel's value, serialized and masked, by channel and version.
+
+    LangGraph gives a channel a new version whenever its value changes, and its blob-storing
+    savers (Postgres, ours on Redis) keep one blob per version on the same ground. SQLite's
+    saver writes the whole checkpoint at every step, and most of its channels have not
+    changed since the step before: their bytes are taken from here instead of serialized and
+    masked again. Only versions with the random suffix every saver here makes are kept
+    (``00…07.0.1234…``): a plain counter could be the same in two threads. Bounded in count
+    and bytes, cleared when full.
+    """
+
+    def __init__(self, entries: int = 1024, largest: int = 65536, total: int = 16_000_000):
+        """Keep up to ``entries`` values of at most ``largest`` bytes, ``total`` bytes in all."""
+        self.entries, self.largest, self.total = entries, largest, total
+        self._bytes: dict[tuple[str, str], bytes] = {}
+        self._size = 0
+
+    @staticmethod
+    def key(channel: str, version: Any) -> tuple[str, str] | None:
+        """Return the cache key of a channel at ``version``, or ``None`` if not unique."""
+        if type(version) is str and _RANDOM_VERSION.fullmatch(version):
+            return channel, version
+        return None
+
+    def get(self, key: tuple[str, str]) -> bytes | None:
+        """Return the bytes kept for ``key``."""
+        return self._bytes.get(key)
+
+    def put(self, key: tuple[str, str], data: bytes) -> None:
+        """Keep ``data`` for ``key``."""
+        if len(data) > self.largest:
+            return
+        if len(self._bytes) >= self.entries or self._size + len(data) > self.total:
+            self._bytes.clear()
+            self._size = 0
+        self._bytes[key] = data
+        self._size += len(data)
+
+
+_RANDOM_VERSION = re.compile(r"\d{32}\.0\.\d{8,}")
+"""A channel version with a random suffix (``f"{n:032}.{random.random():016}"``); the rare
+suffix with fewer digits, or an exponent, is not kept (a miss, never a wrong hit)."""
+
+_NIL = ormsgpack.packb(None)
+
+
+def _map_header(size: int) -> bytes:
+    if size < 16:
+        return bytes((0x80 | size,))
+    if size < 1 << 16:
+        return b"\xde" + size.to_bytes(2, "big")
+    return b"\xdf" + size.to_bytes(4, "big")
+
+
 class MaskingSerializer(SerializerProtocol):
     """Wrap a serializer so that what it writes carries no full ID-card number or secret."""
 
     def __init__(self, inner: SerializerProtocol) -> None:
         """Mask what ``inner`` produces."""
         self.inner = inner
+        self._values = ValueBytes()
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         """Serialize with the inner serializer, then mask its strings (msgpack) or bytes."""
+        if is_checkpoint_record(obj, values=True):
+            whole = self._dumps_checkpoint(obj)
+            if whole is not None:
+                return "msgpack", whole
         kind, data = self.inner.dumps_typed(obj)
         if not data or is_checkpoint_record(obj):
             return kind, data
         if kind == "msgpack":
             return kind, mask_msgpack(data)
         return kind, mask_id_bytes(data)
+
+    def _dumps_checkpoint(self, checkpoint: dict[str, Any]) -> bytes | None:
+        """Pack a whole checkpoint from its parts; ``None`` when a part needs the general way.
+
+        A msgpack map is its header and then each key and value packed on its own, so this
+        writes the bytes the inner serializer writes for the whole, with each channel's value
+        masked (``mask_msgpack``) and taken from ``ValueBytes`` when its version has not
+        changed. The rest holds no text of a user's (``is_checkpoint_record``).
+        """
+        rest = {key: value for key, value in checkpoint.items() if key != "channel_values"}
+        try:
+            head = ormsgpack.packb(rest)
+        except TypeError:  # ormsgpack's encode error is one
+            return None
+        if not 0x80 <= head[0] <= 0x8F:  # a fixmap: the record has at most six keys
+            return None
+        values: dict[str, Any] = checkpoint["channel_values"]
+        versions = checkpoint["channel_versions"]
+        parts = [_map_header(len(rest) + 1), head[1:], ormsgpack.packb("channel_values")]
+        parts.append(_map_header(len(values)))
+        for channel, value in values.items():
+            if type(channel) is not str:
+                return None
+            key = ValueBytes.key(channel, versions.get(channel))
+            packed = self._values.get(key) if key is not None else None
+            if packed is None:
+                if value is None:
+                    packed = _NIL
+                else:
+                    kind, data = self.inner.dumps_typed(value)
+                    if kind != "msgpack":
+                        return None
+                    packed = mask_msgpack(data)
+                if key is not None:
+                    self._values.put(key, packed)
+            parts += [ormsgpack.packb(channel), packed]
+        return b"".join(parts)
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """Deserialize with the inner serializer."""

@@ -20,6 +20,7 @@ from graph.checkpoint.masking import (
     CHECKPOINT_KINDS,
     CleanBlobs,
     MaskingSerializer,
+    ValueBytes,
     is_checkpoint_record,
     mask_msgpack,
 )
@@ -267,4 +268,59 @@ def test_a_whole_checkpoint_has_its_values_masked_and_the_rest_left_as_it_is():
     }
     assert loaded["channel_values"]["protocol"][:5] == protocol
     clean = {**checkpoint, "channel_values": {"protocol": protocol}}
-    assert serde.dumps_typed(clean) == JsonPlusSerializer().dumps_typed(clean)
+    plain = JsonPlusSerializer()
+    expected = plain.loads_typed(plain.dumps_typed(clean))
+    assert plain.loads_typed(serde.dumps_typed(clean)) == expected
+
+
+def _checkpoint(values: dict[str, Any], versions: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "v": 4,
+        "id": "1f1ed41f-5886-60dc-bfff-b3579d069906",
+        "ts": "2026-12-01T04:44:57.320852+00:00",
+        "channel_values": values,
+        "channel_versions": versions,
+        "versions_seen": {},
+        "updated_channels": None,
+    }
+
+
+def test_an_unchanged_channel_is_taken_from_its_version_and_a_plain_counter_never_is():
+    serde = MaskingSerializer(JsonPlusSerializer())
+    plain = JsonPlusSerializer()
+    version = f"{3:032}.{0.7213546210927541:016}"
+    first = _checkpoint({"note": "第一版", "n": None}, {"note": version, "n": version})
+    assert serde.loads_typed(serde.dumps_typed(first))["channel_values"] == {
+        "note": "第一版",
+        "n": None,
+    }
+    # the same version again is the same value (LangGraph bumps it on every change): taken
+    # from the cache, even if the object handed in now differs
+    again = _checkpoint({"note": "not looked at", "n": None}, {"note": version, "n": version})
+    assert serde.loads_typed(serde.dumps_typed(again))["channel_values"]["note"] == "第一版"
+    # a new version is serialized and masked afresh
+    newer = f"{4:032}.{0.1971141828948001:016}"
+    changed = _checkpoint({"note": f"身份证 {ID_NUMBER}"}, {"note": newer})
+    _, blob = serde.dumps_typed(changed)
+    assert (
+        ID_NUMBER.encode() not in blob
+        and "*" in plain.loads_typed(("msgpack", blob))["channel_values"]["note"]
+    )
+    # counters (another saver's versions) repeat across threads: never taken from the cache
+    for text in ("线程一", "线程二", f"身份证 {ID_NUMBER}"):
+        counted = _checkpoint({"note": text}, {"note": 2})
+        loaded = serde.loads_typed(serde.dumps_typed(counted))["channel_values"]["note"]
+        assert loaded == mask_text(text, CHECKPOINT_KINDS)
+
+
+def test_the_value_cache_is_bounded():
+    cache = ValueBytes(entries=3, largest=10, total=25)
+    keys = [("c", f"{n:032}.0.{12345678 + n}") for n in range(5)]
+    assert [ValueBytes.key(*key) for key in keys] == keys
+    assert ValueBytes.key("c", 3) is None and ValueBytes.key("c", f"{3:032}.0.5") is None
+    for key in keys[:3]:
+        cache.put(key, b"x" * 8)
+    cache.put(keys[3], b"y" * 11)  # too large: not kept
+    assert cache.get(keys[3]) is None
+    cache.put(keys[4], b"z")  # full: cleared first
+    assert cache.get(keys[0]) is None and cache.get(keys[4]) == b"z"
