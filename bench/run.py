@@ -495,6 +495,7 @@ def draw(results: dict[str, Any], path: Path) -> None:
     left.set_ylabel("median turn (ms), bars: min–max of rounds")
     left.set_title("one turn, same message; × bare LangGraph")
     left.tick_params(axis="x", labelsize=8)
+    left.set_xticks(range(len(names)), names, rotation=25, ha="right")  # long names overlap
     growth = results["growth"]["points"]
     turns = [int(t) for t in growth]
     right.plot(
