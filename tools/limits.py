@@ -107,6 +107,22 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     NaN and infinities become ``None``; sets become lists; bytes are decoded; huge integers,
     unknown objects and anything nested deeper than ``MAX_DEPTH`` become short strings.
     """
+    kind = type(value)  # the common exact types first: each call of the executor walks four
+    if kind is str:  # values with this, and the chain of isinstance checks was a fifth of it
+        if len(value) <= MAX_STRING_CHARS and value.isascii():
+            return value
+        return clean_string(value)
+    if kind is dict and depth < MAX_DEPTH and len(value) <= MAX_ITEMS:
+        return {
+            (
+                key
+                if type(key) is str and len(key) <= 256 and key.isascii()
+                else clean_string(key if isinstance(key, str) else _short_repr(key), 256)
+            ): json_safe(item, depth + 1)
+            for key, item in value.items()
+        }
+    if kind is float:
+        return value if math.isfinite(value) else None
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
