@@ -84,34 +84,49 @@ def mask_id_bytes(data: bytes) -> bytes:
     return "".join(chars).encode("utf-8", errors="surrogateescape")
 
 
-class CleanBlobs:
+class BoundedBytes:
+    """Bytes by key, bounded in count and in bytes, cleared when full (no bookkeeping per hit)."""
+
+    def __init__(self, entries: int, largest: int, total: int) -> None:
+        """Keep up to ``entries`` values of at most ``largest`` bytes, ``total`` bytes in all."""
+        self.entries, self.largest, self.total = entries, largest, total
+        self._kept: dict[Any, bytes] = {}
+        self._size = 0
+
+    def __contains__(self, key: Any) -> bool:
+        """Tell whether something is kept for ``key``."""
+        return key in self._kept
+
+    def get(self, key: Any) -> bytes | None:
+        """Return the bytes kept for ``key``."""
+        return self._kept.get(key)
+
+    def put(self, key: Any, data: bytes) -> None:
+        """Keep ``data`` for ``key`` (too large: not kept)."""
+        if len(data) > self.largest:
+            return
+        if len(self._kept) >= self.entries or self._size + len(data) > self.total:
+            self._kept.clear()
+            self._size = 0
+        self._kept[key] = data
+        self._size += len(data)
+
+
+class CleanBlobs(BoundedBytes):
     """Blobs and extension payloads (a message, a model) found clean, by their bytes.
 
     A node's write and the channel's new value are often the same bytes, and the messages
     channel is written again at every step that adds to it, each message in it packing to
-    the same bytes every time: one look-up instead of a walk. Only clean ones are kept;
-    bounded in count and in bytes, and cleared when full.
+    the same bytes every time: one look-up instead of a walk. Only clean ones are kept.
     """
 
     def __init__(self, entries: int = 2048, largest: int = 8192, total: int = 4_000_000) -> None:
         """Keep up to ``entries`` blobs of at most ``largest`` bytes, ``total`` bytes in all."""
-        self.entries, self.largest, self.total = entries, largest, total
-        self._seen: dict[bytes, None] = {}
-        self._bytes = 0
-
-    def __contains__(self, data: bytes) -> bool:
-        """Tell whether ``data`` was found clean before."""
-        return data in self._seen
+        super().__init__(entries, largest, total)
 
     def add(self, data: bytes) -> None:
         """Remember ``data`` as clean (callers have checked it)."""
-        if len(data) > self.largest:
-            return
-        if len(self._seen) >= self.entries or self._bytes + len(data) > self.total:
-            self._seen.clear()
-            self._bytes = 0
-        self._seen[data] = None
-        self._bytes += len(data)
+        self.put(data, data)
 
 
 _CLEAN_BLOBS = CleanBlobs()
@@ -231,7 +246,7 @@ def is_checkpoint_record(obj: Any, *, values: bool = False) -> bool:
     )
 
 
-class ValueBytes:
+class ValueBytes(BoundedBytes):
     """A channel's value, serialized and masked, by channel and version.
 
     LangGraph gives a channel a new version whenever its value changes, and its blob-storing
@@ -239,15 +254,12 @@ class ValueBytes:
     saver writes the whole checkpoint at every step, and most of its channels have not
     changed since the step before: their bytes are taken from here instead of serialized and
     masked again. Only versions with the random suffix every saver here makes are kept
-    (``00…07.0.1234…``): a plain counter could be the same in two threads. Bounded in count
-    and bytes, cleared when full.
+    (``00…07.0.1234…``): a plain counter could be the same in two threads.
     """
 
     def __init__(self, entries: int = 1024, largest: int = 65536, total: int = 16_000_000):
         """Keep up to ``entries`` values of at most ``largest`` bytes, ``total`` bytes in all."""
-        self.entries, self.largest, self.total = entries, largest, total
-        self._bytes: dict[tuple[str, str], bytes] = {}
-        self._size = 0
+        super().__init__(entries, largest, total)
 
     @staticmethod
     def key(channel: str, version: Any) -> tuple[str, str] | None:
@@ -255,20 +267,6 @@ class ValueBytes:
         if type(version) is str and _RANDOM_VERSION.fullmatch(version):
             return channel, version
         return None
-
-    def get(self, key: tuple[str, str]) -> bytes | None:
-        """Return the bytes kept for ``key``."""
-        return self._bytes.get(key)
-
-    def put(self, key: tuple[str, str], data: bytes) -> None:
-        """Keep ``data`` for ``key``."""
-        if len(data) > self.largest:
-            return
-        if len(self._bytes) >= self.entries or self._size + len(data) > self.total:
-            self._bytes.clear()
-            self._size = 0
-        self._bytes[key] = data
-        self._size += len(data)
 
 
 _RANDOM_VERSION = re.compile(r"\d{32}\.0\.\d{8,}")
