@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
+import cn2an
+
 from nodes.tasks import Cues, SlotResult
 from tools.pii import find_pin
 
@@ -52,13 +54,34 @@ _BARE_AMOUNT = re.compile(
 )
 """A number with no currency, between a transfer verb and its payee ("transfer 300 to
 ACC-2001", "转300给ACC-2001"): the amount. The confirmation shows it before anything moves."""
+_CHINESE_AMOUNT = re.compile(
+    r"([零〇一二两三四五六七八九十百千万壹贰叁肆伍陆柒捌玖拾佰仟]+(?:点[零〇一二三四五六七八九]+)?)"
+    r"\s*(?:元|块)(?![零〇一二两三四五六七八九\d])"
+)
+"""An amount in Chinese numerals ("一百块钱", "两千五百元"). "三块五" (3.50) is left alone:
+the part after 块 is not read, so the amount is asked for rather than guessed."""
+
+
+def _amount_cents(text: str) -> int | None:
+    """Return the amount of money ``text`` states, in cents, or ``None``."""
+    if amount := _AMOUNT.search(text):
+        return round(float(amount.group(1) or amount.group(2)) * 100)
+    if bare := _BARE_AMOUNT.search(text):
+        return round(float(bare.group(1)) * 100)
+    if chinese := _CHINESE_AMOUNT.search(text):
+        try:
+            value = cn2an.cn2an(chinese.group(1), "smart")
+        except ValueError:  # not a well-formed numeral ("百百"): ask rather than guess
+            return None
+        return round(float(value) * 100) if value > 0 else None
+    return None
 
 
 def support(text: str) -> Iterator[tuple[str, float, str]]:
     """An account number in the message supports a transfer."""
     if _ACCOUNT.search(text):
         yield "TRANSFER_MONEY", ACCOUNT_SUPPORT, "account"
-        if _AMOUNT.search(text):
+        if _AMOUNT.search(text) or _CHINESE_AMOUNT.search(text):
             yield "TRANSFER_MONEY", AMOUNT_TO_ACCOUNT_SUPPORT, "amount to an account"
 
 
@@ -71,12 +94,9 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
         slots["to_account"] = accounts[0]
     elif len(accounts) > 1:
         invalid["to_account"] = "multiple: " + ", ".join(accounts)
-    amount = _AMOUNT.search(text)
-    if amount:
-        value = amount.group(1) or amount.group(2)
-        slots["amount_cents"] = round(float(value) * 100)
-    elif bare := _BARE_AMOUNT.search(text):
-        slots["amount_cents"] = round(float(bare.group(1)) * 100)
+    amount_cents = _amount_cents(text)
+    if amount_cents is not None:
+        slots["amount_cents"] = amount_cents
     pin = find_pin(text)  # the one PII detector: every spelling masking knows
     if pin:
         slots["pin"] = pin

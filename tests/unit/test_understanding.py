@@ -181,9 +181,21 @@ def test_reconsider_tolerates_typos():
         ("transfer to ACC-2001", None),  # no amount: asked for, never guessed
         ("转给 ACC-2001 2 笔", None),
         ("ACC-2001 转账", None),
+        ("转账给ACC-2001 一百块钱", 10_000),  # Chinese numerals
+        ("给ACC-2001打两百块", 20_000),
+        ("转两千零五十元到ACC-2001", 205_000),
+        ("给 ACC-3001 汇一万二千元", 1_200_000),
+        ("转ACC-2001三块五", None),  # 3.50 in speech: asked for, not read as 3
     ],
 )
-def test_the_transfer_amount_with_or_without_a_currency(text, cents):
+def test_the_transfer_amount_with_or_without_a_currency_or_digits(text, cents):
     slots = transfer_extract(text, "TRANSFER_MONEY", today=date(2024, 6, 18)).slots
     assert slots.get("amount_cents") == cents
     assert slots.get("to_account") in ("ACC-2001", "ACC-3001")
+
+
+def test_a_transfer_in_chinese_numerals_to_an_account_is_understood():
+    # "打" alone is no transfer verb: the account and the amount say it together
+    result = U.classify("给ACC-2001打两百块")
+    assert result.intent == "TRANSFER_MONEY"
+    assert result.confidence >= CONFIDENCE_THRESHOLD
