@@ -8,6 +8,7 @@ otherwise), and each sub-agent a scenario declares becomes one node.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import fields
 from functools import partial
@@ -59,10 +60,13 @@ def make_builder(
     catalog = services.catalog
     agents = list(catalog.agents)
     opened: list[TranscriptStore] = [transcript] if transcript is not None else []
+    opening = threading.Lock()  # concurrent first turns open the store once, not once each
 
     def store() -> TranscriptStore:
         if not opened:
-            opened.append(open_transcript_store(services.settings))
+            with opening:
+                if not opened:
+                    opened.append(open_transcript_store(services.settings))
         return opened[0]
 
     def ends_turn(node: Any) -> Any:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tools.settings import Settings, get_settings
+from tools.sqlite_files import connect_wal
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
@@ -175,13 +176,10 @@ class Database:
         """
         self.path = str(path)
         self._seeds = tuple(seeds)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        # the ledger of side effects keeps synchronous=FULL (the default)
+        self._conn = connect_wal(self.path)
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA foreign_keys = ON")
-        if self.path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode = WAL")
         self._lock = threading.RLock()
         self._ensure_schema()
 
@@ -245,10 +243,11 @@ class Database:
             self._conn.executescript(SCHEMA)
             for seed in self._seeds:
                 self._conn.executescript(seed.schema)
-            seeded = self._conn.execute("SELECT COUNT(*) FROM users").fetchone()[0]
-            if seeded:
-                return
+            # checked inside the write transaction: two processes opening a new file at once
+            # would otherwise both see it empty and the second would fail on the seed rows
             with self.transaction() as conn:
+                if conn.execute("SELECT COUNT(*) FROM users").fetchone()[0]:
+                    return
                 conn.executemany(
                     "INSERT INTO users (user_id, display_name, role) VALUES (?, ?, ?)", SEED_USERS
                 )

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import sqlite3
 import threading
 import time
 import uuid
@@ -38,6 +37,7 @@ from redis.exceptions import WatchError
 
 from tools.errors import ToolError
 from tools.settings import Settings
+from tools.sqlite_files import connect_wal
 from tools.tokens import issue_token
 
 _log = logging.getLogger(__name__)
@@ -199,12 +199,7 @@ class SQLiteJobStore:
 
     def __init__(self, path: str | Path) -> None:
         """Open (creating) the database."""
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA busy_timeout = 10000")
-        if str(path) != ":memory:":
-            self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn = connect_wal(path, busy_timeout_s=10.0)
         self._conn.executescript(
             """
             CREATE TABLE IF NOT EXISTS jobs (

@@ -8,12 +8,13 @@ lifecycle and the plan cache can share one database file or one Redis without cl
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, Protocol
 
 from redis import Redis
+
+from tools.sqlite_files import connect_wal
 
 
 class KeyValueStore(Protocol):
@@ -93,15 +94,9 @@ class SQLiteKV:
     def __init__(self, path: str | Path, namespace: str) -> None:
         """Open (creating) the file and the table."""
         self.namespace = namespace
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA busy_timeout = 5000")
-        if str(path) != ":memory:":
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            # lifecycle states, pins and plans: a process crash keeps every commit; only a
-            # power loss could drop the last few, and none of them is a side effect
-            self._conn.execute("PRAGMA synchronous = NORMAL")
+        # lifecycle states, pins and plans: a process crash keeps every commit; only a
+        # power loss could drop the last few, and none of them is a side effect
+        self._conn = connect_wal(path, synchronous="NORMAL")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS kv (namespace TEXT NOT NULL, key TEXT NOT NULL,"
             " value TEXT NOT NULL, PRIMARY KEY (namespace, key))"

@@ -11,7 +11,6 @@ Backends: SQLite in the data directory (default) and memory for tests; with Redi
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from typing import Any, Literal, Protocol
 from cachetools import TLRUCache
 
 from tools.clock import Clock
+from tools.sqlite_files import connect_wal
 
 RecordState = Literal["pending", "succeeded", "failed"]
 DEFAULT_RETENTION_S = 24 * 3600
@@ -179,12 +179,9 @@ class SQLiteIdempotencyStore:
         """
         self.retention_s = retention_s
         self._clock = clock
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("PRAGMA busy_timeout = 5000")
         # WAL with synchronous=NORMAL survives a process crash (the case that matters
         # here: a node dying mid-call); only an OS crash could lose the last commit.
-        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn = connect_wal(path, synchronous="NORMAL")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS idempotency ("
             " request_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, state TEXT NOT NULL,"

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Sequence
@@ -29,6 +28,7 @@ from typing import Any, Literal, Protocol, TypedDict
 from redis import Redis
 
 from tools.settings import Settings, get_settings
+from tools.sqlite_files import connect_wal
 
 EntryKind = Literal["message", "protocol"]
 
@@ -101,11 +101,7 @@ class SQLiteTranscriptStore:
 
     def __init__(self, path: str | Path) -> None:
         """Open (creating) the store at ``path``."""
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("PRAGMA busy_timeout = 5000")
-        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn = connect_wal(path, synchronous="NORMAL")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS transcript ("
             " seq INTEGER PRIMARY KEY AUTOINCREMENT, thread_id TEXT NOT NULL,"

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,6 +21,7 @@ from redis import Redis
 
 from graph.checkpoint.plain_redis import PlainRedisSaver
 from tools.settings import Settings, get_settings
+from tools.sqlite_files import connect_wal
 
 CheckpointKind = Literal["sqlite", "memory", "redis"]
 REQUIRED_MODULES = frozenset({"search", "rejson"})
@@ -36,12 +36,10 @@ def sqlite_checkpointer(
     target = (
         Path(path) if path is not None else (settings or get_settings()).data_dir / "checkpoints.db"
     )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(target), check_same_thread=False)
-    conn.execute("PRAGMA journal_mode = WAL")
-    # survives a process crash; a power loss may drop the last checkpoints, never a side
-    # effect (those are in the business database's ledger, which keeps synchronous=FULL)
-    conn.execute("PRAGMA synchronous = NORMAL")
+    # synchronous=NORMAL survives a process crash; a power loss may drop the last
+    # checkpoints, never a side effect (those are in the business database's ledger, which
+    # keeps synchronous=FULL)
+    conn = connect_wal(target, synchronous="NORMAL", autocommit=False)
     saver = SqliteSaver(conn)
     saver.setup()
     return saver
