@@ -31,7 +31,14 @@ from pydantic import (
     model_validator,
 )
 
-from tools.limits import clean_string, cut_marker, cut_string, json_bytes, json_safe
+from tools.limits import (
+    clean_string,
+    cut_marker,
+    cut_string,
+    dumps_compact,
+    json_bytes,
+    json_safe,
+)
 from tools.pii import mask_pii
 
 MAX_PROTOCOL_BYTES = 5 * 1024
@@ -151,11 +158,11 @@ class ProtocolMessage(BaseModel):
 
     def size_bytes(self) -> int:
         """Return the size of the message as compact UTF-8 JSON."""
-        return len(self.to_json().encode("utf-8"))
+        return len(dumps_compact(self.model_dump(mode="json"), default=None))
 
     def to_json(self) -> str:
         """Serialize compactly, keeping unknown fields and non-ASCII text as is."""
-        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+        return dumps_compact(self.model_dump(mode="json"), default=None).decode("utf-8")
 
     @classmethod
     def fit(cls, store: PayloadStore, **fields: Any) -> ProtocolMessage:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from redis import Redis
 
+from tools.limits import dumps_compact
 from tools.sqlite_files import connect_wal
 
 
@@ -117,7 +118,7 @@ class SQLiteKV:
             self._conn.execute(
                 "INSERT INTO kv (namespace, key, value) VALUES (?, ?, ?)"
                 " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value",
-                (self.namespace, key, json.dumps(value, ensure_ascii=False)),
+                (self.namespace, key, dumps_compact(value, default=None).decode("utf-8")),
             )
 
     def delete(self, key: str) -> bool:
@@ -134,7 +135,7 @@ class SQLiteKV:
             row = self._conn.execute(
                 "INSERT INTO kv (namespace, key, value) VALUES (?, ?, ?)"
                 " ON CONFLICT (namespace, key) DO UPDATE SET value = kv.value RETURNING value",
-                (self.namespace, key, json.dumps(value, ensure_ascii=False)),
+                (self.namespace, key, dumps_compact(value, default=None).decode("utf-8")),
             ).fetchone()
         return dict(json.loads(row[0]))
 

@@ -12,7 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from typing import Any
+
+import orjson
 
 MAX_USER_MESSAGE_CHARS = 2000
 """Longest user message the agent reads; longer ones get ``MESSAGE_TOO_LONG``."""
@@ -49,10 +52,31 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_ORJSON_OPTIONS = (
+    orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+)
+
+
+def dumps_compact(value: Any, *, default: Callable[[Any], Any] | None = str) -> bytes:
+    """Return ``value`` as compact UTF-8 JSON, with ``default`` for what JSON has no type for.
+
+    orjson writes the same text as ``json.dumps(ensure_ascii=False, separators=(",", ":"))``
+    but for the exponent of very small or large floats (``1e-5`` for ``1e-05``) and NaN
+    (``null``), four to ten times faster: the trace, the audit and the protocol size check
+    encode a dozen messages a turn. Dates and dataclasses go through ``default`` as with
+    ``json``; what orjson refuses (an int over 64 bits, a lone surrogate) takes ``json``'s
+    path, lone surrogates replaced.
+    """
+    try:
+        return orjson.dumps(value, default=default, option=_ORJSON_OPTIONS)
+    except (orjson.JSONEncodeError, TypeError):
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=default)
+        return text.encode("utf-8", errors="replace")
+
+
 def json_bytes(value: Any) -> int:
     """Return the size of ``value`` as compact UTF-8 JSON (the protocol's measure)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return len(text.encode("utf-8", errors="replace"))
+    return len(dumps_compact(value))
 
 
 def cut_marker(value: Any, *, preview_chars: int = 200) -> dict[str, Any]:
@@ -179,6 +203,7 @@ __all__ = [
     "cut_marker",
     "cut_string",
     "digest",
+    "dumps_compact",
     "json_bytes",
     "json_safe",
     "too_long",

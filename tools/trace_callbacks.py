@@ -31,7 +31,6 @@ Attach it per call, ``config={"callbacks": [TraceRecorder()]}``, or to the compi
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -46,6 +45,7 @@ from opentelemetry.trace import Span
 
 from tools import tracing
 from tools.audit import AuditLog, default_audit_path
+from tools.limits import json_bytes
 from tools.metrics import ROLLBACK_MARKERS
 from tools.settings import get_settings
 
@@ -287,7 +287,7 @@ class TraceRecorder(BaseCallbackHandler):
         protocol = _list(update.get("protocol"))
         for message in protocol:
             if isinstance(message, Mapping):
-                sizes.append(_json_size(message))
+                sizes.append(json_bytes(message))
                 run.parent_task_id = _str(message.get("parent_task_id")) or run.parent_task_id
         task_id = _str(update.get("task_id"))
         if task_id is None and protocol and isinstance(protocol[-1], Mapping):
@@ -484,11 +484,6 @@ def _contents(update: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """Return the structured contents of a node's protocol messages, newest first."""
     notes = [m.get("content") for m in _list(update.get("protocol")) if isinstance(m, Mapping)]
     return [c for c in reversed(notes) if isinstance(c, Mapping)]
-
-
-def _json_size(message: Mapping[str, Any]) -> int:
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str)
-    return len(text.encode("utf-8"))
 
 
 def _last_user_text(inputs: Any) -> str | None:

@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol, TypedDict
 
 from redis import Redis
 
+from tools.limits import dumps_compact
 from tools.settings import Settings, get_settings
 from tools.sqlite_files import connect_wal
 
@@ -120,7 +121,7 @@ class SQLiteTranscriptStore:
                 thread_id,
                 entry["kind"],
                 entry["key"],
-                json.dumps(entry["body"], ensure_ascii=False),
+                dumps_compact(entry["body"], default=None).decode("utf-8"),
                 now,
             )
             for entry in entries

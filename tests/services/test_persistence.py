@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -113,5 +114,5 @@ def test_reach_chat_asks_before_a_refund_and_the_next_message_answers(tmp_path):
     assert "请确认是否继续" in asked.stdout
     done = reach(*chat, data_dir=tmp_path, stdin="确认\n")
     assert "提交退款申请" in done.stdout
-    audit = (tmp_path / "audit.jsonl").read_text()
-    assert '"tool": "request_refund"' in audit and '"status": "success"' in audit
+    audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert any(r.get("tool") == "request_refund" and r.get("status") == "success" for r in audit)
