@@ -610,6 +610,37 @@ class AgentState(TypedDict, total=False):
     """A running summary of the turns no longer in ``messages``."""
 
 
+class RouteView(TypedDict, total=False):
+    """The part of ``AgentState`` the routers read; a conditional edge reads only these.
+
+    LangGraph hands a router the state as it will be after the node's writes, applying them
+    to copies of the channels the router's input names. Typed with the whole ``AgentState``,
+    every edge ran the message and protocol reducers (protocol validation included) a second
+    time. The keys and types are ``AgentState``'s, without the reducers a read does not need.
+    """
+
+    job_event: JobUpdate | None
+    """See ``AgentState.job_event``."""
+    intent: str
+    """See ``AgentState.intent``."""
+    confidence: float
+    """See ``AgentState.confidence``."""
+    decision: NextStep
+    """See ``AgentState.decision``."""
+    awaiting: PendingConfirmation | None
+    """See ``AgentState.awaiting``."""
+    missing_slots: list[str]
+    """See ``AgentState.missing_slots``."""
+    pending_tool_calls: list[ToolCall]
+    """See ``AgentState.pending_tool_calls``."""
+    error: ToolResult | None
+    """See ``AgentState.error``."""
+    retry_count: int
+    """See ``AgentState.retry_count``."""
+    step_count: int
+    """See ``AgentState.step_count``."""
+
+
 @dataclass(kw_only=True)
 class Context:
     """Trusted runtime context, passed with ``context=``. Identity comes only from here."""

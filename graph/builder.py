@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import fields
-from functools import partial
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -30,6 +29,7 @@ from nodes.propose import make_propose_node
 from nodes.reflect_refine import make_reflect_refine_node
 from nodes.reply import make_reply_node
 from nodes.routing import (
+    Bound,
     route_after_intent,
     route_after_propose,
     route_after_reflect,
@@ -94,25 +94,25 @@ def make_builder(
     builder.add_conditional_edges(START, route_start, ["job_update", "intent"])
     builder.add_conditional_edges(
         "intent",
-        partial(route_after_intent, scenarios=catalog, threshold=services.confidence_threshold),
+        Bound(route_after_intent, scenarios=catalog, threshold=services.confidence_threshold),
         ["reflect_refine", "slot_filling", "tool", END, *agents],
     )
     builder.add_conditional_edges(
         "reflect_refine",
-        partial(route_after_reflect, scenarios=catalog),
+        Bound(route_after_reflect, scenarios=catalog),
         ["slot_filling", "tool", "clarify", "handoff"],
     )
     builder.add_conditional_edges(
         "slot_filling",
-        partial(route_after_slots_skipping_idle, scenarios=catalog, registry=services.tools),
+        Bound(route_after_slots_skipping_idle, scenarios=catalog, registry=services.tools),
         ["clarify", "propose", "tool", *agents],
     )
     builder.add_conditional_edges(
-        "propose", partial(route_after_propose, scenarios=catalog), ["tool", *agents]
+        "propose", Bound(route_after_propose, scenarios=catalog), ["tool", *agents]
     )
     builder.add_conditional_edges(
         "tool",
-        partial(route_after_tool, scenarios=catalog, max_retries=services.max_tool_retries),
+        Bound(route_after_tool, scenarios=catalog, max_retries=services.max_tool_retries),
         ["reply", "reflect_refine", "handoff", "propose", *agents],
     )
     builder.add_edge("clarify", END)

@@ -7,13 +7,33 @@ so a router returns its name (a ``str``) besides the generic nodes' literal name
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from langgraph.graph import END
 
 from nodes.tasks import ScenarioSet
-from state import AgentState
+from state import RouteView
 from tools.registry import ToolRegistry
+
+
+class Bound:
+    """A router with its keyword arguments bound, whose input LangGraph can see is ``RouteView``.
+
+    ``functools.partial`` hides the router's annotation, and LangGraph then reads the whole
+    state for the edge; a method's annotation it reads.
+    """
+
+    def __init__(self, route: Callable[..., Any], **bound: Any) -> None:
+        """Call ``route`` with ``bound`` added to every call."""
+        self.route = route
+        self.bound = bound
+        self.__name__ = route.__name__
+
+    def __call__(self, state: RouteView) -> Any:
+        """Route ``state``."""
+        return self.route(state, **self.bound)
+
 
 USER_FACING = frozenset({"user_fixable", "validation", "not_found", "permission_denied"})
 """Failures the reply explains; the user can act on them."""
@@ -22,7 +42,7 @@ MAX_TASK_STEPS = 25
 """A task that has taken this many node steps is handed over instead of looping on."""
 
 
-def route_start(state: AgentState) -> Literal["job_update", "intent"]:
+def route_start(state: RouteView) -> Literal["job_update", "intent"]:
     """Send a run a finished job started to the job update; every user turn to intent.
 
     Such a run's input is only ``job_event``: it must not be read as a user message, and
@@ -32,7 +52,7 @@ def route_start(state: AgentState) -> Literal["job_update", "intent"]:
 
 
 def route_after_intent(
-    state: AgentState, *, scenarios: ScenarioSet, threshold: float = 0.6
+    state: RouteView, *, scenarios: ScenarioSet, threshold: float = 0.6
 ) -> Literal["reflect_refine", "slot_filling", "tool"] | str:
     """Send an unsure or unknown intent to reflect-refine, a clear one to slot filling.
 
@@ -49,7 +69,7 @@ def route_after_intent(
 
 
 def route_after_reflect(
-    state: AgentState, *, scenarios: ScenarioSet
+    state: RouteView, *, scenarios: ScenarioSet
 ) -> Literal["slot_filling", "tool", "clarify", "handoff"]:
     """Act on reflect-refine's decision."""
     decision = state.get("decision")
@@ -64,14 +84,14 @@ def route_after_reflect(
     return "clarify"
 
 
-def route_after_slots(state: AgentState) -> Literal["clarify", "propose"]:
+def route_after_slots(state: RouteView) -> Literal["clarify", "propose"]:
     """Ask for missing slots; once all are known, say what is about to happen."""
     if state.get("missing_slots") or not state.get("pending_tool_calls"):
         return "clarify"
     return "propose"
 
 
-def route_after_propose(state: AgentState, *, scenarios: ScenarioSet) -> Literal["tool"] | str:
+def route_after_propose(state: RouteView, *, scenarios: ScenarioSet) -> Literal["tool"] | str:
     """Run the tool, or hand the task to its own agent."""
     task = scenarios.task(state.get("intent"))
     if task is not None and task.agent is not None and task.agent in scenarios.agents:
@@ -80,7 +100,7 @@ def route_after_propose(state: AgentState, *, scenarios: ScenarioSet) -> Literal
 
 
 def route_after_tool(
-    state: AgentState, *, scenarios: ScenarioSet, max_retries: int = 2
+    state: RouteView, *, scenarios: ScenarioSet, max_retries: int = 2
 ) -> Literal["reply", "reflect_refine", "handoff", "propose"] | str:
     """Reply on success, a user-fixable failure or a declined action; else retry or hand over.
 
@@ -110,7 +130,7 @@ def route_after_tool(
 
 
 def route_after_slots_skipping_idle(
-    state: AgentState, *, scenarios: ScenarioSet, registry: ToolRegistry
+    state: RouteView, *, scenarios: ScenarioSet, registry: ToolRegistry
 ) -> str:
     """Go through propose only when it has something to do, saving a superstep otherwise.
 
