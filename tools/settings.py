@@ -121,7 +121,7 @@ class Settings(BaseSettings):
     )
     """Where the full transcript lives; ``None`` picks Redis when ``redis_url`` is set."""
     compress_checkpoints: bool = Field(True, alias="REACH_COMPRESS_CHECKPOINTS")
-    """zlib-compress checkpoint blobs in savers that store bytes (SQLite, Redis)."""
+    """Compress checkpoint blobs (Zstandard) in savers that store bytes (SQLite, Redis)."""
     # workers (issue 13): the per-thread run lock
     run_lock_wait_s: float = Field(10.0, alias="REACH_RUN_LOCK_WAIT_S")
     """How long a run waits for another worker's run on the same thread before saying busy."""

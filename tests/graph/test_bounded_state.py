@@ -44,7 +44,7 @@ def test_a_200_turn_thread_stays_small_on_sqlite(make_app, tmp_path):
     assert latest is not None
     stored_kind, stored = saver.serde.dumps_typed(latest.checkpoint)
     plain_kind, plain = saver.serde.inner.dumps_typed(latest.checkpoint)
-    assert stored_kind.endswith("+zlib")
+    assert stored_kind.endswith("+zstd")
     # under 32 KB even uncompressed; the whole thread under 10 MB
     assert len(plain) < 32 * 1024, len(plain)
     assert storage_bytes(tmp_path / "checkpoints.db") < 10 * 1024 * 1024

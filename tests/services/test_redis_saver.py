@@ -14,6 +14,7 @@ from typing import Any
 
 import ormsgpack
 import pytest
+import zstandard
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
@@ -305,6 +306,8 @@ def _every_stored_byte(client: Redis) -> bytes:
             found.append(value)
             with contextlib.suppress(zlib.error):
                 found.append(zlib.decompress(value))
+            with contextlib.suppress(zstandard.ZstdError):
+                found.append(zstandard.ZstdDecompressor().decompress(value))
             with contextlib.suppress(Exception):
                 inflate(ormsgpack.unpackb(value))
             with contextlib.suppress(Exception):  # a checkpoint record: refs, then msgpack
