@@ -41,6 +41,9 @@ ACCOUNT_SUPPORT = 0.5
 AMOUNT_TO_ACCOUNT_SUPPORT = 0.5
 """An amount of money together with an account number is a transfer stated without a verb
 ("send 500 yuan to ACC-2001", "往 ACC-3001 汇 3000 元")."""
+VERB_AMOUNT_SUPPORT = 0.8
+"""A transfer verb right before an amount of money is a transfer with the payee named
+some other way ("给张三转200元", "打两百块过去"); the account is then asked for."""
 
 _ACCOUNT = re.compile(r"(?<![A-Za-z0-9])ACC-\d{4}(?!\d)", re.IGNORECASE)
 _AMOUNT = re.compile(
@@ -62,6 +65,13 @@ _CHINESE_AMOUNT = re.compile(
 the part after 块 is not read, so the amount is asked for rather than guessed."""
 
 
+_VERB_AMOUNT = re.compile(
+    r"(?:转|汇|打)(?:了|过去)?\s*(?:¥|￥)?\s*"
+    r"(?:\d{1,9}(?:\.\d{1,2})?|[零〇一二两三四五六七八九十百千万]+)\s*(?:元|块|yuan)"
+)
+"""转/汇/打 then an amount ("转200元", "打两百块")."""
+
+
 def _amount_cents(text: str) -> int | None:
     """Return the amount of money ``text`` states, in cents, or ``None``."""
     if amount := _AMOUNT.search(text):
@@ -78,7 +88,9 @@ def _amount_cents(text: str) -> int | None:
 
 
 def support(text: str) -> Iterator[tuple[str, float, str]]:
-    """An account number in the message supports a transfer."""
+    """An account number, or a transfer verb before an amount, supports a transfer."""
+    if _VERB_AMOUNT.search(text):
+        yield "TRANSFER_MONEY", VERB_AMOUNT_SUPPORT, "transfer verb before an amount"
     if _ACCOUNT.search(text):
         yield "TRANSFER_MONEY", ACCOUNT_SUPPORT, "account"
         if _AMOUNT.search(text) or _CHINESE_AMOUNT.search(text):

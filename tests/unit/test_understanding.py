@@ -199,3 +199,18 @@ def test_a_transfer_in_chinese_numerals_to_an_account_is_understood():
     result = U.classify("给ACC-2001打两百块")
     assert result.intent == "TRANSFER_MONEY"
     assert result.confidence >= CONFIDENCE_THRESHOLD
+
+
+@pytest.mark.parametrize(
+    "text", ["给张三转200元", "帮我给房东转3000块", "打两百块给我妈", "汇了 500 元过去"]
+)
+def test_a_transfer_verb_before_an_amount_is_a_transfer_whoever_the_payee(text):
+    result = U.classify(text)
+    assert result.intent == "TRANSFER_MONEY"
+    assert result.confidence >= CONFIDENCE_THRESHOLD
+
+
+@pytest.mark.parametrize("text", ["转人工", "订单200元能便宜点吗", "打电话给客服"])
+def test_a_transfer_word_without_an_amount_is_no_confident_transfer(text):
+    result = U.classify(text)
+    assert result.intent != "TRANSFER_MONEY" or result.confidence < CONFIDENCE_THRESHOLD
