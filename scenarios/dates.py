@@ -1,4 +1,4 @@
-"""Dates as people say them: 2024-06-20, 6月20号, June 20, 明天, tomorrow."""
+"""Dates as people say them: 2024-06-20, 6月20号, June 20, 明天, tomorrow, 下周一, next Friday."""
 
 from __future__ import annotations
 
@@ -26,6 +26,45 @@ EN_MONTHS = {
     )
 }
 _RELATIVE = (("大后天", 3), ("后天", 2), ("明天", 1), ("今天", 0), ("tomorrow", 1), ("today", 0))
+_ZH_DAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5}
+_EN_DAYS = {
+    name: number
+    for number, name in enumerate(
+        ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+    )
+}
+_ZH_WEEKDAY = re.compile(
+    r"(下下|下个?|这个?|本|上个?)?\s*(?:周|星期|礼拜)([一二三四五六日天末])"
+    r"(?![次遍回趟])"  # 每周一次: "once a week", no Monday
+)
+_EN_WEEKDAY = re.compile(r"\b(next|this|coming)?\s*(" + "|".join(_EN_DAYS) + r")\b", re.IGNORECASE)
+
+
+def _weekday(text: str, today: date) -> date | None:
+    """Read 周五, 下周一, 这个星期三, next Monday, this Friday, on Tuesday.
+
+    Weeks start on Monday. 下周一 / next Monday is the Monday of the next week; 这周五 /
+    this Friday the Friday of this week, even if it has passed (the confirmation shows the
+    date, and a booking tool refuses a past one); a weekday alone is the next one to come,
+    a week ahead when it is today (today would be said 今天).
+    """
+    found = _ZH_WEEKDAY.search(text)
+    if found:
+        which, day = found.group(1) or "", _ZH_DAYS[found.group(2)]
+        week = {"下下": 2, "上": -1, "上个": -1}.get(which, 1 if which.startswith("下") else 0)
+        bare = not which
+    else:
+        english = _EN_WEEKDAY.search(text)
+        if not english:
+            return None
+        which, day = (english.group(1) or "").lower(), _EN_DAYS[english.group(2).lower()]
+        week = 1 if which == "next" else 0
+        bare = which in ("", "coming")
+    if bare:
+        ahead = (day - today.weekday()) % 7 or 7
+        return today + timedelta(days=ahead)
+    monday = today - timedelta(days=today.weekday())
+    return monday + timedelta(weeks=week, days=day)
 
 
 def find_date(text: str, today: date) -> date | None:
@@ -46,4 +85,4 @@ def find_date(text: str, today: date) -> date | None:
     for word, offset in _RELATIVE:
         if word in lowered:
             return today + timedelta(days=offset)
-    return None
+    return _weekday(text, today)

@@ -1,0 +1,50 @@
+"""Dates as people say them, weekdays included, counted from an injected today."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from scenarios.dates import find_date
+
+TUESDAY = date(2024, 6, 18)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2024-06-20", date(2024, 6, 20)),
+        ("6月20号", date(2024, 6, 20)),
+        ("明天", date(2024, 6, 19)),
+        ("周五", date(2024, 6, 21)),  # the next one to come
+        ("星期二", date(2024, 6, 25)),  # today's weekday alone: a week ahead
+        ("礼拜天", date(2024, 6, 23)),
+        ("周末", date(2024, 6, 22)),
+        ("下周一", date(2024, 6, 24)),  # the Monday of next week
+        ("下个星期三", date(2024, 6, 26)),
+        ("下下周一", date(2024, 7, 1)),
+        ("这周五", date(2024, 6, 21)),
+        ("本周日", date(2024, 6, 23)),
+        ("上周五", date(2024, 6, 14)),  # read as said; the tool refuses a past day
+        ("想约下周一上午的皮肤科", date(2024, 6, 24)),
+        ("每周一次的复诊，约下周三内科", date(2024, 6, 26)),  # 每周一次 is no Monday
+        ("next Monday", date(2024, 6, 24)),
+        ("this friday", date(2024, 6, 21)),
+        ("on Tuesday", date(2024, 6, 25)),
+        ("明天周三", date(2024, 6, 19)),  # the relative word first
+        ("6月20号周四", date(2024, 6, 20)),  # a full date first
+    ],
+)
+def test_dates_and_weekdays(text, expected):
+    assert find_date(text, TUESDAY) == expected
+
+
+@pytest.mark.parametrize("text", ["星期几都行", "一周一次", "每周一次", "周年庆", "saturdays"])
+def test_no_weekday_is_read_where_none_is_named(text):
+    assert find_date(text, TUESDAY) is None
+
+
+def test_a_weekday_near_the_end_of_the_year_crosses_into_the_next():
+    assert find_date("下周一", date(2024, 12, 31)) == date(2025, 1, 6)
+    assert find_date("周五", date(2024, 12, 28)) == date(2025, 1, 3)
