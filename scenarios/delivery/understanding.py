@@ -81,6 +81,12 @@ CUES: dict[str, Cues] = {
         ("how long until", STRONG),
         ("how long till", STRONG),
         ("on the way", STRONG),
+        ("在路上", STRONG),
+        ("shown up", STRONG),
+        ("showed up", STRONG),
+        ("show up", STRONG),
+        ("never showed up", STRONG),  # the negation is the complaint, as in "never came"
+        ("never shown up", STRONG),
         ("on its way", STRONG),
         ("any update", STRONG),
         ("update on", STRONG),

@@ -214,3 +214,26 @@ def test_a_transfer_verb_before_an_amount_is_a_transfer_whoever_the_payee(text):
 def test_a_transfer_word_without_an_amount_is_no_confident_transfer(text):
     result = U.classify(text)
     assert result.intent != "TRANSFER_MONEY" or result.confidence < CONFIDENCE_THRESHOLD
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("外卖还在路上吗", "CHECK_ORDER_STATUS"),
+        ("my parcel never showed up", "CHECK_ORDER_STATUS"),
+        ("it didnt show up", "CHECK_ORDER_STATUS"),
+        ("给老婆转点钱", "TRANSFER_MONEY"),
+        ("皮肤科明天还有号吗", "BOOK_APPOINTMENT"),
+        ("挂个内科", "BOOK_APPOINTMENT"),
+    ],
+)
+def test_phrasings_outside_the_labelled_rows(text, intent):
+    # written after four labelled rows were fixed, to check the new cues reach beyond them
+    result = U.classify(text)
+    assert result.intent == intent
+    assert result.confidence >= CONFIDENCE_THRESHOLD
+
+
+@pytest.mark.parametrize("text", ["手机有号码吗", "电话挂了", "show me the menu"])
+def test_the_new_cues_take_no_unrelated_message(text):
+    assert U.classify(text).confidence < CONFIDENCE_THRESHOLD
