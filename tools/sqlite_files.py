@@ -41,7 +41,7 @@ def connect_wal(
     conn = sqlite3.connect(str(path), check_same_thread=False, timeout=busy_timeout_s)
     if autocommit:
         conn.isolation_level = None
-    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+    # ``timeout`` above is SQLite's busy timeout, set before anything that may lock
     if not memory:
         _switch_to_wal(conn, busy_timeout_s, sleep, monotonic)
     if synchronous is not None:

@@ -68,8 +68,7 @@ the part after 块 is not read, so the amount is asked for rather than guessed."
 
 
 _VERB_AMOUNT = re.compile(
-    r"(?:转|汇|打)(?:了|过去)?\s*(?:¥|￥)?\s*"
-    r"(?:\d{1,9}(?:\.\d{1,2})?|[零〇一二两三四五六七八九十百千万]+)\s*(?:元|块|yuan)"
+    rf"(?:转|汇|打)(?:了|过去)?\s*(?:{_AMOUNT.pattern}|{_CHINESE_AMOUNT.pattern})", re.IGNORECASE
 )
 """转/汇/打 then an amount ("转200元", "打两百块")."""
 
