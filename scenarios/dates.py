@@ -37,7 +37,16 @@ _ZH_WEEKDAY = re.compile(
     r"(下下|下个?|这个?|本|上个?)?\s*(?:周|星期|礼拜)([一二三四五六日天末])"
     r"(?![次遍回趟])"  # 每周一次: "once a week", no Monday
 )
-_EN_WEEKDAY = re.compile(r"\b(next|this|coming)?\s*(" + "|".join(_EN_DAYS) + r")\b", re.IGNORECASE)
+_EN_DAYS.update(
+    {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4}
+    | {"sat": 5, "sun": 6}
+)
+_EN_WEEKDAY = re.compile(
+    r"\b(next|this|coming)?\s*(" + "|".join(n for n in _EN_DAYS if len(n) > 5) + r")\b"
+    # abbreviations only after next/this/on: "sat down", "the sun" are no days
+    r"|\b(next|this|coming|on)\s+(" + "|".join(n for n in _EN_DAYS if len(n) <= 5) + r")\b",
+    re.IGNORECASE,
+)
 
 
 def _weekday(text: str, today: date) -> date | None:
@@ -57,9 +66,10 @@ def _weekday(text: str, today: date) -> date | None:
         english = _EN_WEEKDAY.search(text)
         if not english:
             return None
-        which, day = (english.group(1) or "").lower(), _EN_DAYS[english.group(2).lower()]
+        which = (english.group(1) or english.group(3) or "").lower()
+        day = _EN_DAYS[(english.group(2) or english.group(4)).lower()]
         week = 1 if which == "next" else 0
-        bare = which in ("", "coming")
+        bare = which in ("", "coming", "on")
     if bare:
         ahead = (day - today.weekday()) % 7 or 7
         return today + timedelta(days=ahead)

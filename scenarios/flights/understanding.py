@@ -32,9 +32,11 @@ CUES: dict[str, Cues] = {
         ("机位", 0.4),
     ),
 }
-FLY_SUPPORT, ROUTE_SUPPORT = 1.0, 0.6
+FLY_SUPPORT, ROUTE_SUPPORT, TICKET_SUPPORT = 1.0, 0.6, 1.0
 """Flying to a city is a flight request ("明天飞广州", "fly to Beijing"); a bare route
-("from Shanghai to Chengdu", "从上海到北京") only supports one: it could be a train."""
+("from Shanghai to Chengdu", "从上海到北京") only supports one: it could be a train. A ticket
+booked to a city ("订张后天去广州的票") is one: flights are the only tickets sold here, and
+the confirmation names the flight."""
 
 _NAME_ZH = re.compile(
     r"(?:乘客|旅客|乘机人|名字是|名字叫|姓名[是:：]?|我叫)\s*(?:是|为|叫)?\s*"
@@ -52,6 +54,8 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
         rf"(?:飞往?|(?:fly|flying|flight|flights)\s+(?:to|from)\s*)(?:{cities})", normal, re.I
     ):
         yield "BOOK_FLIGHT", FLY_SUPPORT, "fly to a city"
+    elif re.search(rf"(?:订|买)[^，,。]{{0,8}}?(?:去|到|飞)(?:{cities})[^，,。]{{0,4}}?票", normal):
+        yield "BOOK_FLIGHT", TICKET_SUPPORT, "a ticket to a city"
     elif re.search(rf"(?:从|from\s+)(?:{cities})\s*(?:出发)?\s*(?:到|去|to\s)", normal, re.I):
         yield "BOOK_FLIGHT", ROUTE_SUPPORT, "route"
 

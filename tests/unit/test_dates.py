@@ -48,3 +48,21 @@ def test_no_weekday_is_read_where_none_is_named(text):
 def test_a_weekday_near_the_end_of_the_year_crosses_into_the_next():
     assert find_date("下周一", date(2024, 12, 31)) == date(2025, 1, 6)
     assert find_date("周五", date(2024, 12, 28)) == date(2025, 1, 3)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("next fri", date(2024, 6, 28)),
+        ("on tue", date(2024, 6, 25)),
+        ("this sat", date(2024, 6, 22)),
+        ("can u book dermatology next fri", date(2024, 6, 28)),
+    ],
+)
+def test_english_abbreviations_after_next_this_or_on(text, expected):
+    assert find_date(text, TUESDAY) == expected
+
+
+@pytest.mark.parametrize("text", ["i sat down", "the sun is out", "wed", "fri"])
+def test_a_bare_abbreviation_is_no_day(text):
+    assert find_date(text, TUESDAY) is None

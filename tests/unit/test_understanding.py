@@ -237,3 +237,12 @@ def test_phrasings_outside_the_labelled_rows(text, intent):
 @pytest.mark.parametrize("text", ["手机有号码吗", "电话挂了", "show me the menu"])
 def test_the_new_cues_take_no_unrelated_message(text):
     assert U.classify(text).confidence < CONFIDENCE_THRESHOLD
+
+
+@pytest.mark.parametrize(
+    "text", ["帮我订张后天去广州的票", "买一张去北京的票", "订个明天飞上海的票"]
+)
+def test_a_ticket_booked_to_a_city_is_a_flight(text):
+    result = U.classify(text)
+    assert result.intent == "BOOK_FLIGHT"
+    assert result.confidence >= CONFIDENCE_THRESHOLD
