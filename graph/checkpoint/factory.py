@@ -73,7 +73,7 @@ def redis_checkpointer(
         missing = REQUIRED_MODULES - redis_modules(url)
         if not missing:
             # Imported here: it costs about half a second (redisvl) and only this choice uses it.
-            from langgraph.checkpoint.plain_redis import RedisSaver  # noqa: PLC0415
+            from langgraph.checkpoint.redis import RedisSaver  # noqa: PLC0415
 
             ttl = {"default_ttl": ttl_s / 60, "refresh_on_read": True} if ttl_s else None
             saver = RedisSaver(redis_url=url, ttl=ttl)
