@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
+from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -170,7 +171,12 @@ def build_graph(
         # turn on its thread once it is idle (under ``langgraph dev``, ``runs.create`` does)
         activity = ThreadActivity()
         callbacks.append(activity)
-        traced = compiled.with_config(callbacks=callbacks)
+        # the default durability of every run (a run's own ``durability=`` still wins);
+        # LangGraph reads it from this key when a run names none
+        traced = compiled.with_config(
+            callbacks=callbacks,
+            configurable={CONFIG_KEY_DURABILITY: services.settings.durability},
+        )
         JOBS.set_follow_up(services.database, follow_up_on_thread(traced, activity))
         return traced
     return compiled.with_config(callbacks=callbacks)

@@ -122,6 +122,14 @@ class Settings(BaseSettings):
     """Where the full transcript lives; ``None`` picks Redis when ``redis_url`` is set."""
     compress_checkpoints: bool = Field(True, alias="REACH_COMPRESS_CHECKPOINTS")
     """Compress checkpoint blobs (Zstandard) in savers that store bytes (SQLite, Redis)."""
+    durability: Literal["sync", "async", "exit"] = Field("sync", alias="REACH_DURABILITY")
+    """When a superstep's checkpoint is written, unless a run asks otherwise (LangGraph's
+    ``durability``). ``sync`` writes it before the next step starts: a step that makes a side
+    effect always starts from a stored checkpoint, and on a 2-core host the turn is also
+    faster than LangGraph's ``async`` default, whose background write competes with the next
+    step for the interpreter (4-6 % of a Redis or SQLite turn, 2 % in memory; see
+    ``bench/README.md``). ``exit`` keeps only the last checkpoint of a run: no time travel
+    within a turn."""
     # workers (issue 13): the per-thread run lock
     run_lock_wait_s: float = Field(10.0, alias="REACH_RUN_LOCK_WAIT_S")
     """How long a run waits for another worker's run on the same thread before saying busy."""
