@@ -145,19 +145,29 @@ def message_text(message: AnyMessage | None) -> str:
 
 
 def derive_task_id(
-    session: str, message: AnyMessage | None, messages: Sequence[AnyMessage] = ()
+    session: str,
+    message: AnyMessage | None,
+    messages: Sequence[AnyMessage] = (),
+    *,
+    earlier_turns: int = 0,
 ) -> str:
     """Derive the task id from what every replay of the turn keeps.
 
     The anchor is the thread, the message's place in the conversation (how many user
-    messages came before it) and a hash of its text. Not the message id: LangGraph gives
-    the input a new id when a run is replayed from the turn's input (``__start__``)
-    checkpoint, and a task id that changed would make every request id new and let a side
-    effect run twice. So resuming, replaying from any checkpoint of the turn and forking
-    before the turn with the same text all keep the task; a fork that edits the text, or the
-    same text sent again later in the thread, is a new task.
+    messages came before it: ``earlier_turns``, the turns compaction has moved out of the
+    state, plus those still in ``messages``) and a hash of its text. Counting only the
+    messages in state gave the same place to every turn once compaction kept the state at
+    its last few turns, so the same words sent again later were the same task: their calls
+    got the same request ids and were answered from the first one's record, not run.
+
+    Not the message id: LangGraph gives the input a new id when a run is replayed from the
+    turn's input (``__start__``) checkpoint, and a task id that changed would make every
+    request id new and let a side effect run twice. So resuming, replaying from any
+    checkpoint of the turn and forking before the turn with the same text all keep the task;
+    a fork that edits the text, or the same text sent again later in the thread, is a new
+    task.
     """
-    position = _user_messages_before(message, messages)
+    position = earlier_turns + _user_messages_before(message, messages)
     text = message_text(message)
     content = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     digest = hashlib.sha256(f"{session}|{position}|{content}".encode()).hexdigest()

@@ -100,9 +100,7 @@ def make_intent_node(services: Services) -> Node:
         suspended = list(state.get("suspended_tasks") or [])
         resumed = None if continues else _resumable(suspended, result.intent, confident, text)
         if continues:
-            task_id = state.get("task_id") or derive_task_id(
-                session_id(runtime), message, state.get("messages") or []
-            )
+            task_id = state.get("task_id") or _new_task_id(state, runtime, message)
             update["step_count"] = 1
         else:
             if waiting:  # set the unfinished task aside, to come back to
@@ -124,7 +122,7 @@ def make_intent_node(services: Services) -> Node:
                     missing_slots=list(resumed["missing_slots"]),
                 )
             else:
-                task_id = derive_task_id(session_id(runtime), message, state.get("messages") or [])
+                task_id = _new_task_id(state, runtime, message)
                 update.update(intent=result.intent, slots=Overwrite({}), missing_slots=[])
             update.update(
                 invalid_slots={},
@@ -154,6 +152,17 @@ def make_intent_node(services: Services) -> Node:
         return only_changes(state, update, keep=_DECISION_RECORD)
 
     return intent
+
+
+def _new_task_id(state: AgentState, runtime: Runtime[Context], message: HumanMessage | None) -> str:
+    """Return the id of a task this message starts (stable across replays of the turn)."""
+    summary = state.get("summary")
+    return derive_task_id(
+        session_id(runtime),
+        message,
+        state.get("messages") or [],
+        earlier_turns=summary["turns"] if summary else 0,
+    )
 
 
 def _tokenized(

@@ -78,6 +78,21 @@ def test_the_same_text_later_in_the_thread_is_a_new_task(make_app, db):
     assert count(db, "delivery_urges") == 2
 
 
+def test_the_same_text_after_compaction_is_still_a_new_task(make_app, db):
+    # compaction keeps the state at its last three turns: the place of a message in the
+    # conversation must count the turns moved out too, or every later urge is the third
+    app = make_app(checkpointer=InMemorySaver())
+    tasks = []
+    for _ in range(7):
+        say(app, "帮我催一下 OD-20240618-001")
+        values = app.get_state(THREAD).values
+        tasks.append(values["task_id"])
+        assert values["tool_results"][-1].get("duplicated") is not True
+    assert app.get_state(THREAD).values["summary"]["turns"] >= 3
+    assert len(set(tasks)) == 7
+    assert count(db, "delivery_urges") == 7
+
+
 def balances(db: Database) -> dict[str, int]:
     rows = db.query("SELECT account_id, balance_cents FROM accounts")
     return {r["account_id"]: r["balance_cents"] for r in rows}
