@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
 from typing import Literal, Protocol
@@ -157,13 +157,21 @@ class RuleBasedUnderstanding:
         scores: dict[str, float] = {}
         evidence: list[str] = []
         table = self._table()
-        for intent, cues in table.intents:
+        candidates = table.candidates(normal, sound, words, fuzzy=bool(fuzzy))
+        for group, (intent, cues) in enumerate(table.intents):
+            found = candidates.get(group)
+            if not found:
+                scores[intent] = 0
+                continue
             matcher = _Matcher(normal, sound, words, fuzzy)
-            scores[intent] = sum(matcher.match(cue, evidence) for cue in cues)
+            scores[intent] = sum(matcher.match(cues[index], evidence) for index in found)
         specific = {intent for intent, score in scores.items() if score > 0}
-        for intents, cues in table.topics:
+        for group, (intents, cues) in enumerate(table.topics, start=len(table.intents)):
+            found = candidates.get(group)
+            if not found:
+                continue
             matcher = _Matcher(normal, sound, words, fuzzy)
-            topic = sum(matcher.match(cue, evidence) for cue in cues)
+            topic = sum(matcher.match(cues[index], evidence) for index in found)
             if topic:
                 for intent in intents:
                     scores[intent] += topic
@@ -233,6 +241,39 @@ class _CueTable:
     intents: tuple[tuple[str, tuple[_Cue, ...]], ...]
     topics: tuple[tuple[tuple[str, ...], tuple[_Cue, ...]], ...]
     """Per scenario: its intents, and its topic words (each worth ``TOPIC_WEIGHT``)."""
+    by_first: dict[str, tuple[tuple[str, int, int], ...]] = field(default_factory=dict)
+    """First character of a cue → (cue, group, index): groups are the intents, then the
+    topics, in order; ``index`` is the cue's place in its group."""
+    heard_by_first: dict[str, tuple[tuple[str, int, int], ...]] = field(default_factory=dict)
+    """The same for homophone cues, by their ``heard`` form."""
+    by_opening: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    """First two letters of a one-word Latin cue → (group, index)."""
+
+    def candidates(
+        self, normal: str, sound: str, words: list[str], *, fuzzy: bool
+    ) -> dict[int, list[int]]:
+        """Return, per group, the cues that can match this message, in their order.
+
+        A cue absent from the message adds nothing and changes nothing, so only those
+        that can match are tried: about 350 cues were looked at one by one for every
+        message, when a handful share a character with it. A cue can match when its text
+        is in the message, or, looking fuzzily, when its homophone form is in the sound of
+        the message or its first two letters open one of the message's words.
+        """
+        found: dict[int, set[int]] = {}
+        for char in set(normal):
+            for text, group, index in self.by_first.get(char, ()):
+                if text in normal:
+                    found.setdefault(group, set()).add(index)
+        if fuzzy:
+            for char in set(sound):
+                for heard, group, index in self.heard_by_first.get(char, ()):
+                    if heard in sound:
+                        found.setdefault(group, set()).add(index)
+            for opening in {word[:2] for word in words}:
+                for group, index in self.by_opening.get(opening, ()):
+                    found.setdefault(group, set()).add(index)
+        return {group: sorted(indexes) for group, indexes in found.items()}
 
     @classmethod
     def of(cls, scenarios: ScenarioSet) -> _CueTable:
@@ -257,7 +298,25 @@ class _CueTable:
             )
             for scenario in scenarios.scenarios
         )
-        return cls(intents=intents, topics=topics)
+        groups = [cues for _, cues in intents] + [cues for _, cues in topics]
+        by_first: dict[str, list[tuple[str, int, int]]] = {}
+        heard_by_first: dict[str, list[tuple[str, int, int]]] = {}
+        by_opening: dict[str, list[tuple[int, int]]] = {}
+        for group, cues in enumerate(groups):
+            for index, cue in enumerate(cues):
+                if cue.text:
+                    by_first.setdefault(cue.text[0], []).append((cue.text, group, index))
+                if cue.homophone and cue.heard:
+                    heard_by_first.setdefault(cue.heard[0], []).append((cue.heard, group, index))
+                if cue.latin_word:
+                    by_opening.setdefault(cue.text[:2], []).append((group, index))
+        return cls(
+            intents=intents,
+            topics=topics,
+            by_first={key: tuple(value) for key, value in by_first.items()},
+            heard_by_first={key: tuple(value) for key, value in heard_by_first.items()},
+            by_opening={key: tuple(value) for key, value in by_opening.items()},
+        )
 
 
 class _Matcher:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 
 CITY_NAMES = {
     "北京": "Beijing",
@@ -38,12 +39,19 @@ def known_city(text: str) -> str | None:
     for chinese in CITY_NAMES:
         if chinese in text:
             return chinese
-    for english in CITY_NAMES.values():
-        if re.search(rf"\b{re.escape(english)}\b", text, re.IGNORECASE):
+    for english, pattern in _ENGLISH_NAMES:
+        if pattern.search(text):
             return english
     return None
 
 
+_ENGLISH_NAMES = tuple(
+    (english, re.compile(rf"\b{re.escape(english)}\b", re.IGNORECASE))
+    for english in CITY_NAMES.values()
+)
+
+
+@cache
 def city_pattern() -> str:
     """Return a regex alternation of every known city name, longest first."""
     names = sorted([*CITY_NAMES, *CITY_NAMES.values()], key=len, reverse=True)

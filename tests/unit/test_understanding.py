@@ -1,11 +1,20 @@
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nodes.tasks import ScenarioSet
-from nodes.understanding import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, detect_language
+from nodes.text_match import normalize, sound_alike
+from nodes.understanding import (
+    CONFIDENCE_THRESHOLD,
+    RuleBasedUnderstanding,
+    _Matcher,
+    detect_language,
+)
 from scenarios import SCENARIOS
 from scenarios.transfer.understanding import extract as transfer_extract
 
@@ -246,3 +255,28 @@ def test_a_ticket_booked_to_a_city_is_a_flight(text):
     result = U.classify(text)
     assert result.intent == "BOOK_FLIGHT"
     assert result.confidence >= CONFIDENCE_THRESHOLD
+
+
+def _cue_pieces() -> list[str]:
+    table = U._table()
+    cues = [cue for _, group in (*table.intents, *table.topics) for cue in group]
+    return sorted({*(c.text for c in cues), *(c.heard for c in cues)}) + list(" 的了吗?ab0")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_cue_pieces()), max_size=6), st.booleans())
+def test_only_cues_that_cannot_match_are_skipped(pieces: list[str], fuzzy: bool) -> None:
+    # every cue a fresh matcher would count, or consume text for, is among the candidates
+    normal = normalize("".join(pieces))
+    sound = sound_alike(normal)
+    words = re.findall(r"[a-z]+", normal)
+    table = U._table()
+    candidates = table.candidates(normal, sound, words, fuzzy=fuzzy)
+    groups = [cues for _, cues in table.intents] + [cues for _, cues in table.topics]
+    for group, cues in enumerate(groups):
+        for index, cue in enumerate(cues):
+            matcher = _Matcher(normal, sound, words, 0.4 if fuzzy else 0.0)
+            evidence: list[str] = []
+            matcher.match(cue, evidence)
+            if evidence or matcher.normal != normal or matcher.sound != sound:
+                assert index in candidates.get(group, []), (cue.text, normal)
