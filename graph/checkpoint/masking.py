@@ -27,6 +27,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from tools.pii import (
     Kind,
     could_hold,
+    could_hold_utf8,
     find_pii,
     kept_positions,
     mask_pii,
@@ -132,6 +133,90 @@ class CleanBlobs(BoundedBytes):
 _CLEAN_BLOBS = CleanBlobs()
 
 
+def _array_header(data: bytes) -> tuple[int, int] | None:
+    """Return ``(item count, header length)`` of a msgpack array, or ``None`` for another type."""
+    first = data[0]
+    if 0x90 <= first <= 0x9F:
+        return first & 0x0F, 1
+    if first == 0xDC and len(data) >= 3:
+        return int.from_bytes(data[1:3], "big"), 3
+    if first == 0xDD and len(data) >= 5:
+        return int.from_bytes(data[1:5], "big"), 5
+    return None
+
+
+def _array_of(count: int, body: bytes) -> bytes:
+    """Frame ``body``, the packed bytes of ``count`` items, as a msgpack array."""
+    if count < 16:
+        return bytes((0x90 | count,)) + body
+    if count < 1 << 16:
+        return b"\xdc" + count.to_bytes(2, "big") + body
+    return b"\xdd" + count.to_bytes(4, "big") + body
+
+
+class CleanPrefixes:
+    """Clean arrays by the first bytes of their items, to prove a longer array clean.
+
+    The messages and protocol channels grow by appending: each new value is the last one's
+    items and a few more, and serializing the list at every step re-packed and looked up
+    every item again (a third of what masking cost a turn). msgpack packs an array as a
+    header and its items one after another, each item decoding on its own, so when a new
+    array's items start with the bytes of a clean array's items, those first items are the
+    same clean values, and only the items after them need masking.
+    """
+
+    KEY = 256
+    """Bytes of the items that find a clean array: enough to pass a message's class path."""
+    PER_KEY = 4
+    """Clean arrays kept under one key (one thread's lists before and after a step)."""
+
+    def __init__(self, entries: int = 1024, total: int = 8_000_000) -> None:
+        """Keep up to ``entries`` keys, ``total`` bytes of items in all."""
+        self.entries, self.total = entries, total
+        self._kept: dict[bytes, list[tuple[bytes, int]]] = {}
+        self._size = 0
+
+    def tail(self, data: bytes) -> bytes | None:
+        """Return an array of the items after the longest kept clean prefix, if any."""
+        header = _array_header(data)
+        if header is None or len(data) - header[1] <= self.KEY:
+            return None
+        count, start = header
+        best: tuple[bytes, int] | None = None
+        for items, known in self._kept.get(data[start : start + self.KEY], ()):
+            if known < count and data.startswith(items, start):
+                if best is None or known > best[1]:
+                    best = items, known
+        if best is None:
+            return None
+        items, known = best
+        return _array_of(count - known, data[start + len(items) :])
+
+    def add(self, data: bytes) -> None:
+        """Remember the items of ``data``, an array found clean."""
+        header = _array_header(data)
+        if header is None or len(data) - header[1] <= self.KEY:
+            return
+        count, start = header
+        items = data[start:]
+        if len(self._kept) >= self.entries or self._size + len(items) > self.total:
+            self._kept.clear()
+            self._size = 0
+        kept = self._kept.setdefault(items[: self.KEY], [])
+        kept.insert(0, (items, count))
+        self._size += len(items)
+        if len(kept) > self.PER_KEY:
+            self._size -= len(kept.pop()[0])
+
+
+_CLEAN_PREFIXES = CleanPrefixes()
+
+
+_WHOLE_CHECK_BYTES = 512
+"""A blob up to this size is first looked at as bytes (``could_hold_utf8``), unpacked only if
+that cannot prove it clean; a longer one is mostly items the memos know."""
+
+
 def mask_msgpack(data: bytes) -> bytes:
     """Mask every string of a msgpack blob (nested extension payloads too); re-pack if needed.
 
@@ -142,6 +227,14 @@ def mask_msgpack(data: bytes) -> bytes:
     19-digit run, which no detector takes for an ID.
     """
     if data in _CLEAN_BLOBS:
+        return data
+    if len(data) <= _WHOLE_CHECK_BYTES and not could_hold_utf8(data, CHECKPOINT_KINDS):
+        _CLEAN_BLOBS.add(data)
+        return data
+    grown = _CLEAN_PREFIXES.tail(data)
+    if grown is not None and mask_msgpack(grown) is grown:
+        _CLEAN_BLOBS.add(data)
+        _CLEAN_PREFIXES.add(data)
         return data
     changed = False
 
@@ -165,17 +258,39 @@ def mask_msgpack(data: bytes) -> bytes:
     if masked is not obj or changed:
         return ormsgpack.packb(masked, option=ormsgpack.OPT_NON_STR_KEYS)
     _CLEAN_BLOBS.add(data)
+    _CLEAN_PREFIXES.add(data)
     return data
 
 
-_LIST_BY_ITEM = 4
-"""A list at least this long is masked item by item, each clean item remembered by its bytes."""
-
-
 def _mask_value(value: Any) -> Any:
-    if type(value) is list and len(value) >= _LIST_BY_ITEM:
+    """Mask one unpacked value; lists, at any depth a map leads to, item by item."""
+    kind = type(value)
+    if kind is list:
         return _mask_items(value)
+    if kind is dict and any(type(item) is list for item in value.values()):
+        return _mask_fields(value)
+    return _mask_walk(value)
+
+
+def _mask_walk(value: Any) -> Any:
     return mask_pii(value, CHECKPOINT_KINDS, on_miss=_checkpoint_text, on_bytes=mask_id_bytes)
+
+
+def _mask_fields(fields: dict[Any, Any]) -> dict[Any, Any]:
+    """Mask a map that holds lists: a constructor's arguments (``Overwrite(value=[...])``)."""
+    out: dict[Any, Any] | None = None
+    for key, item in fields.items():
+        new_key = _mask_walk(key)
+        new = _mask_value(item)
+        if out is None and (new_key is not key or new is not item):
+            out = {}
+            for old_key, old_item in fields.items():  # the clean pairs before this one
+                if old_key is key:
+                    break
+                out[old_key] = old_item
+        if out is not None:
+            out[new_key] = new
+    return fields if out is None else out
 
 
 def _mask_items(items: list[Any]) -> list[Any]:
@@ -183,18 +298,30 @@ def _mask_items(items: list[Any]) -> list[Any]:
 
     A log channel (the protocol messages) is written again whenever a step appends to it:
     the same dozen entries, one new. Walking every string of every entry each time was most
-    of its masking (15 µs an entry); packing an entry to look it up costs about 4 µs.
+    of its masking (15 µs an entry); packing an entry to look it up costs about 4 µs. A
+    node's write is a list too, of the entries it adds: remembering them there means the
+    channel's next value, and the list compaction leaves, find them already known. An
+    extension (a message) was masked by the unpacking that made it.
     """
     out: list[Any] | None = None
     for index, item in enumerate(items):
-        if type(item) in _PLAIN:
+        kind = type(item)
+        if kind in _PASSED:
             continue
-        key = ormsgpack.packb(item, option=ormsgpack.OPT_NON_STR_KEYS)
-        if key in _CLEAN_BLOBS:
-            continue
-        masked = mask_pii(item, CHECKPOINT_KINDS, on_miss=_checkpoint_text, on_bytes=mask_id_bytes)
+        if kind is str:
+            masked = _mask_walk(item)
+        else:
+            key = ormsgpack.packb(item, option=ormsgpack.OPT_NON_STR_KEYS)
+            if key in _CLEAN_BLOBS:
+                continue
+            if not could_hold_utf8(key, CHECKPOINT_KINDS):
+                _CLEAN_BLOBS.add(key)
+                continue
+            masked = _mask_value(item)
+            if masked is item:
+                _CLEAN_BLOBS.add(key)
+                continue
         if masked is item:
-            _CLEAN_BLOBS.add(key)
             continue
         if out is None:
             out = list(items)
@@ -203,6 +330,7 @@ def _mask_items(items: list[Any]) -> list[Any]:
 
 
 _PLAIN = frozenset((int, float, bool, type(None)))
+_PASSED = _PLAIN | {ormsgpack.Ext}
 
 
 _LANGGRAPH_VERSION = re.compile(r"\d{32}\.\d+\.\d+")
@@ -294,6 +422,8 @@ class MaskingSerializer(SerializerProtocol):
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         """Serialize with the inner serializer, then mask its strings (msgpack) or bytes."""
+        if type(obj) in _PLAIN:  # a third of a turn's values: a count, a score, a flag
+            return self.inner.dumps_typed(obj)
         if is_checkpoint_record(obj, values=True):
             whole = self._dumps_checkpoint(obj)
             if whole is not None:

@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.types import Overwrite
 
 import tools.pii as pii
 from graph.checkpoint.masking import (
@@ -324,3 +325,53 @@ def test_the_value_cache_is_bounded():
     assert cache.get(keys[3]) is None
     cache.put(keys[4], b"z")  # full: cleared first
     assert cache.get(keys[0]) is None and cache.get(keys[4]) == b"z"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(NESTED, min_size=1, max_size=6), st.lists(NESTED, min_size=1, max_size=12))
+def test_a_list_that_grows_is_masked_as_every_string_would_be(start, added):
+    # each new value of an append-only channel starts with the last one's items: those are
+    # proved clean by their bytes, and only the items after them are looked at
+    serde = MaskingSerializer(JsonPlusSerializer())
+    items = list(start)
+    for item in added:
+        items.append(item)
+        loaded = serde.loads_typed(serde.dumps_typed(items))
+        assert _plain(loaded) == _reference(items, CHECKPOINT_KINDS)
+
+
+def test_an_id_number_appended_to_a_clean_log_is_masked():
+    serde = MaskingSerializer(JsonPlusSerializer())
+    log = [{"role": "agent", "content": f"第{i}步完成，订单 OD-2024-00{i}" * 4} for i in range(9)]
+    assert serde.dumps_typed(log) == JsonPlusSerializer().dumps_typed(log)
+    grown = [*log, {"role": "user", "content": f"我的身份证是{ID_NUMBER}"}]
+    _, blob = serde.dumps_typed(grown)
+    assert ID_NUMBER.encode() not in blob
+    assert serde.loads_typed(("msgpack", blob))[:9] == log
+    # and the dirty list is never taken for a clean prefix of the next one
+    _, again = serde.dumps_typed([*grown, {"role": "agent", "content": "好的"}])
+    assert ID_NUMBER.encode() not in again
+
+
+def test_a_list_inside_a_constructor_is_masked_item_by_item():
+    # compaction writes ``Overwrite(value=[...])``: the list is an argument of an extension
+    serde = MaskingSerializer(JsonPlusSerializer())
+    log = [{"role": "agent", "content": f"第{i}步"} for i in range(8)]
+    serde.dumps_typed(log)  # its items are known
+    dirty = Overwrite([*log, {"role": "user", "content": f"身份证 {ID_NUMBER}"}])
+    kind, blob = serde.dumps_typed(dirty)
+    assert ID_NUMBER.encode() not in blob
+    loaded = serde.loads_typed((kind, blob))
+    assert isinstance(loaded, Overwrite) and loaded.value[:8] == log
+    assert serde.dumps_typed(Overwrite(log)) == JsonPlusSerializer().dumps_typed(Overwrite(log))
+
+
+def test_a_list_that_only_starts_like_a_clean_one_is_masked_whole():
+    # same first bytes as a clean list, an ID number where the clean one had a clean item
+    serde = MaskingSerializer(JsonPlusSerializer())
+    entry = {"role": "agent", "content": "您的订单正在配送中，预计三十分钟内送达" * 3}
+    serde.dumps_typed([entry] * 10)
+    dirty = [entry] * 3 + [{"role": "user", "content": f"身份证 {ID_NUMBER}"}] + [entry] * 7
+    _, blob = serde.dumps_typed(dirty)
+    assert ID_NUMBER.encode() not in blob
+    assert serde.loads_typed(("msgpack", blob))[4:] == [entry] * 7

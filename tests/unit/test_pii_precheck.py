@@ -9,11 +9,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tools.pii import (
+    _ALL_KINDS,
     _CHANGED_BY_NFKC,
+    _DIGIT_IMAGE,
+    _NOT_SPOILER_LEADS,
+    _SPOILER_UTF8,
+    _STEM_PARTS,
     _STEM_SPOILER,
     _STEMS,
+    _SUSPECT_CLASS,
     ZERO_WIDTH,
     _find_all,
+    could_hold,
+    could_hold_utf8,
     find_pii,
 )
 
@@ -92,3 +100,47 @@ def test_stem_spoiler_covers_every_character_that_folds_into_a_stem() -> None:
                 missed.append(f"U+{code:04X}")
     missed += [f"U+{ord(c):04X}" for c in ZERO_WIDTH if not _STEM_SPOILER.search(c)]
     assert missed == []
+
+
+FRAMING = st.binary(max_size=6)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40), FRAMING, FRAMING)
+def test_the_bytes_precheck_holds_every_string_the_text_precheck_holds(parts, before, after):
+    # a string packed anywhere, with any framing around it, is still seen
+    text = "".join(parts)
+    data = before + text.encode("utf-8", "surrogatepass") + after
+    for kinds in (frozenset(("id_card", "bank_card", "secret")), _ALL_KINDS):
+        if could_hold(text, kinds):
+            assert could_hold_utf8(data, kinds), (text, kinds)
+
+
+def test_the_bytes_precheck_knows_every_digit_like_and_spoiler_character() -> None:
+    suspect = re.compile(f"[{_SUSPECT_CLASS}]")
+    for code in range(0x80, 0x110000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        char = chr(code)
+        encoded = char.encode()
+        if suspect.match(char):
+            assert _DIGIT_IMAGE[encoded[0]] == ord("0"), f"U+{code:04X}"
+        if _STEM_SPOILER.match(char) or char == "İ":
+            assert _SPOILER_UTF8.search(encoded), f"U+{code:04X}"
+            assert encoded[0] not in _NOT_SPOILER_LEADS, f"U+{code:04X}"
+    # every stem holds one of the parts looked for
+    assert all(any(part.decode() in stem for part in _STEM_PARTS) for stem in _STEMS)
+
+
+def test_clean_bytes_are_proved_clean_and_findings_are_not() -> None:
+    kinds = frozenset(("id_card", "bank_card", "secret"))
+    assert not could_hold_utf8("OD-20240618-001 到哪了，谢谢。".encode(), kinds)
+    assert not could_hold_utf8(b"\x92\xa4role\xa5agent\xa7content\xa2ok", kinds)
+    dirty = (
+        "110101199001011237",
+        "１１０１０１１９９００１０１１２３７",
+        "ｐａｓｓ 123",
+        "p\u200bin 1",
+    )
+    for text in dirty:
+        assert could_hold_utf8(text.encode(), kinds), text
