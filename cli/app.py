@@ -177,8 +177,7 @@ def _run_turn(app_graph, text: str, thread: str, context: Context, trace: bool) 
             show_update(console, "reply", {"messages": chunk["messages"]})
             continue
         for node, update in chunk.items():
-            if trace or node in ("reply", "clarify", "handoff", "__interrupt__"):
-                show_update(console, node, update)
+            show_update(console, node, update, answers_only=not trace)
 
 
 @app.command()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from langchain_core.messages import AIMessage
 from rich.console import Console
 from rich.text import Text
 
@@ -12,60 +13,129 @@ from state import ProtocolMessage
 
 
 def _last_note(update: dict[str, Any]) -> dict[str, Any]:
-    note = update["protocol"][-1]
-    return note.model_dump(mode="json") if isinstance(note, ProtocolMessage) else note
+    return _plain(update["protocol"][-1])
 
 
-def show_update(console: Console, node: str, update: dict[str, Any] | None) -> None:
-    """Print one node's update as a single readable line."""
-    if not update:
+ANSWERS = frozenset({"reply", "clarify", "handoff", "__interrupt__"})
+"""Steps whose line is what the user is told."""
+
+
+def show_update(console: Console, node: str, update: Any, *, answers_only: bool = False) -> None:
+    """Print one node's update, a line per step it took (with ``answers_only``, the answers).
+
+    The intent node goes on into slot filling, and the tool node into the reply, in the same
+    superstep when their edges lead there (``nodes.fusion``): their update then holds both
+    steps, and each gets its own line, as when they were apart.
+    """
+    if not update or (answers_only and node not in ANSWERS | {"tool"}):
         return
-    if node == "intent":
-        line = (
-            f"intent={update.get('intent', '(continuing task)')} "
-            f"confidence={update.get('confidence'):.2f} "
-            f"evidence={update.get('intent_evidence')}"
-        )
-    elif node == "reflect_refine":
-        note = _last_note(update)["content"]
-        if note.get("trigger") == "tool_failure":
-            line = f"tool failed, retry #{update.get('retry_count')}"
-        else:
-            after = note["after"]
-            line = (
-                f"re-examined → {after['intent']} ({after['confidence']:.2f}), "
-                f"decision={update.get('decision')}"
-            )
-    elif node == "slot_filling":
-        note = _last_note(update)["content"]
-        line = f"slots={note['slot']} missing={update.get('missing_slots')}"
-        if update.get("invalid_slots"):
-            line += f" invalid={update['invalid_slots']}"
-    elif node in ("finance", "appointment"):
-        line = "; ".join(
-            f"{r['tool']} → {r['status']}" + (f"/{r['error_type']}" if r["error_type"] else "")
-            for r in update.get("tool_results", [])
-        )
-    elif node == "tool" and update.get("decision") == "revise":
-        line = f"corrected {update.get('slots')}; asking again"
-    elif node == "tool":
-        parts = []
-        for result in update.get("tool_results", []):
-            detail = result["summary"] or result.get("message") or ""
-            if result.get("duplicated"):
-                detail += " (duplicate request: stored result, not run again)"
-            parts.append(
-                f"{result['tool']} → {result['status']}"
-                + (f"/{result['error_type']}" if result["error_type"] else "")
-                + f" {detail} ({result['latency_ms']} ms)"
-            )
-        line = "; ".join(parts)
-    elif node in ("reply", "clarify", "handoff"):
-        line = str(update["messages"][-1].content)
-    elif node == "__interrupt__":
+    for step, line in _lines(node, update):
+        if answers_only and step not in ANSWERS:
+            continue
+        style = "bold green" if step in ANSWERS else "cyan"
+        console.print(Text(f"  [{step}] ", style=style) + Text(line))
+
+
+def _lines(node: str, update: Any) -> list[tuple[str, str]]:
+    if node == "__interrupt__":
         payload = update[0].value if update else {}
-        line = str(payload.get("question", payload)) if isinstance(payload, dict) else str(payload)
-    else:
-        line = json.dumps(update, ensure_ascii=False, default=str)[:200]
-    style = "bold green" if node in ("reply", "clarify", "handoff", "__interrupt__") else "cyan"
-    console.print(Text(f"  [{node}] ", style=style) + Text(line))
+        return [("__interrupt__", _question(payload))]
+    if node == "intent":
+        lines = [("intent", _intent_line(update))]
+        if "missing_slots" in update:  # slot filling ran in the same superstep
+            lines.append(("slot_filling", _slots_line(update)))
+        return lines
+    if node == "tool":
+        lines = [("tool", _tool_line(update))]
+        reply = _reply(update)
+        if reply is not None:  # the reply ran in the same superstep
+            lines.append(("reply", reply))
+        return lines
+    if node == "reflect_refine":
+        return [("reflect_refine", _reflect_line(update))]
+    if node == "slot_filling":
+        return [("slot_filling", _slots_line(update))]
+    if node in ("finance", "appointment"):
+        return [(node, _results_line(update))]
+    if node in ("reply", "clarify", "handoff"):
+        return [(node, str(update["messages"][-1].content))]
+    return [(node, json.dumps(update, ensure_ascii=False, default=str)[:200])]
+
+
+def _question(payload: Any) -> str:
+    return str(payload.get("question", payload)) if isinstance(payload, dict) else str(payload)
+
+
+def _intent_line(update: dict[str, Any]) -> str:
+    confidence = update.get("confidence")
+    if confidence is None:  # a typed answer to a pending confirmation: no new intent
+        return f"decision={update.get('decision')}"
+    return (
+        f"intent={update.get('intent', '(continuing task)')} "
+        f"confidence={confidence:.2f} "
+        f"evidence={update.get('intent_evidence')}"
+    )
+
+
+def _reflect_line(update: dict[str, Any]) -> str:
+    note = _last_note(update)["content"]
+    if note.get("trigger") == "tool_failure":
+        return f"tool failed, retry #{update.get('retry_count')}"
+    after = note["after"]
+    decision = update.get("decision")
+    return f"re-examined → {after['intent']} ({after['confidence']:.2f}), decision={decision}"
+
+
+def _slots_line(update: dict[str, Any]) -> str:
+    note = next(
+        (
+            n["content"]
+            for n in reversed([_plain(p) for p in update.get("protocol") or []])
+            if isinstance(n.get("content"), dict) and n["content"].get("stage") == "slot_filling"
+        ),
+        {"slot": {}},
+    )
+    line = f"slots={note['slot']} missing={update.get('missing_slots')}"
+    if update.get("invalid_slots"):
+        line += f" invalid={update['invalid_slots']}"
+    return line
+
+
+def _tool_line(update: dict[str, Any]) -> str:
+    if update.get("decision") == "revise":
+        return f"corrected {update.get('slots')}; asking again"
+    parts = []
+    for result in _results(update):
+        detail = result["summary"] or result.get("message") or ""
+        if result.get("duplicated"):
+            detail += " (duplicate request: stored result, not run again)"
+        parts.append(
+            f"{result['tool']} → {result['status']}"
+            + (f"/{result['error_type']}" if result["error_type"] else "")
+            + f" {detail} ({result['latency_ms']} ms)"
+        )
+    return "; ".join(parts)
+
+
+def _results_line(update: dict[str, Any]) -> str:
+    return "; ".join(
+        f"{r['tool']} → {r['status']}" + (f"/{r['error_type']}" if r["error_type"] else "")
+        for r in _results(update)
+    )
+
+
+def _results(update: dict[str, Any]) -> list[dict[str, Any]]:
+    results = update.get("tool_results") or []
+    return list(getattr(results, "value", results))
+
+
+def _reply(update: dict[str, Any]) -> str | None:
+    """The text of the answer an update adds, if it adds one (not a call it announces)."""
+    for message in reversed(update.get("messages") or []):
+        if isinstance(message, AIMessage) and not message.tool_calls and message.content:
+            return str(message.content)
+    return None
+
+
+def _plain(note: Any) -> dict[str, Any]:
+    return note.model_dump(mode="json") if isinstance(note, ProtocolMessage) else dict(note)

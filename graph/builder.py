@@ -23,6 +23,7 @@ from graph.checkpoint.compress import protect
 from graph.job_followup import ThreadActivity, follow_up_on_thread
 from nodes.clarify import make_clarify_node
 from nodes.compact import unpinning_tools, with_compaction
+from nodes.fusion import continued
 from nodes.handoff import make_handoff_node
 from nodes.intent import make_intent_node
 from nodes.job_update import make_job_update_node
@@ -31,6 +32,7 @@ from nodes.reflect_refine import make_reflect_refine_node
 from nodes.reply import make_reply_node
 from nodes.routing import (
     Bound,
+    Through,
     route_after_intent,
     route_after_propose,
     route_after_reflect,
@@ -48,15 +50,23 @@ from tools.job_bodies import JOBS
 from tools.trace_callbacks import trace_callbacks
 from tools.transcript import TranscriptStore, open_transcript_store
 
+SAME_STEP = frozenset({"slot_filling", "reply"})
+"""Nodes that run in the superstep of the node before them when its edge leads to them:
+slot filling after intent, the reply after the tool (``nodes.fusion``)."""
+
 
 def make_builder(
-    services: Services, transcript: TranscriptStore | None = None
+    services: Services,
+    transcript: TranscriptStore | None = None,
+    *,
+    same_step: frozenset[str] = SAME_STEP,
 ) -> StateGraph[AgentState, Context, Any, Any]:
     """Return the uncompiled graph wired to ``services``.
 
     The nodes that end a turn (clarify, reply, handoff) also compact the state, moving what
     is older than the last few turns to ``transcript`` (opened from the settings on first
-    use when omitted): see ``nodes.compact``.
+    use when omitted): see ``nodes.compact``. The nodes named in ``same_step`` also run in
+    the superstep of the node before them on the common path (``nodes.fusion``).
     """
     catalog = services.catalog
     agents = list(catalog.agents)
@@ -78,14 +88,33 @@ def make_builder(
             keep_protocol=services.settings.state_keep_protocol,
         )
 
+    after_intent = Bound(
+        route_after_intent, scenarios=catalog, threshold=services.confidence_threshold
+    )
+    after_slots = Bound(route_after_slots_skipping_idle, scenarios=catalog, registry=services.tools)
+    after_tool = Bound(route_after_tool, scenarios=catalog, max_retries=services.max_tool_retries)
+    intent = make_intent_node(services)
+    slot_filling = make_slot_filling_node(services)
+    tool = make_tool_node(services)
+    reply = ends_turn(unpinning_tools(make_reply_node(services), services))
+    slots_too = "slot_filling" in same_step
+    reply_too = "reply" in same_step
+
     builder = StateGraph(AgentState, context_schema=Context)
-    builder.add_node("intent", make_intent_node(services))
+    builder.add_node(
+        "intent",
+        continued(intent, route=after_intent, into="slot_filling", then=slot_filling)
+        if slots_too
+        else intent,
+    )
     builder.add_node("reflect_refine", make_reflect_refine_node(services))
-    builder.add_node("slot_filling", make_slot_filling_node(services))
+    builder.add_node("slot_filling", slot_filling)
     builder.add_node("clarify", ends_turn(make_clarify_node(services)))
     builder.add_node("propose", make_propose_node(services))
-    builder.add_node("tool", make_tool_node(services))
-    builder.add_node("reply", ends_turn(unpinning_tools(make_reply_node(services), services)))
+    builder.add_node(
+        "tool", continued(tool, route=after_tool, into="reply", then=reply) if reply_too else tool
+    )
+    builder.add_node("reply", reply)
     builder.add_node("handoff", ends_turn(unpinning_tools(make_handoff_node(services), services)))
     builder.add_node("job_update", make_job_update_node(services))
     for agent, factory in catalog.agents.items():
@@ -95,8 +124,9 @@ def make_builder(
     builder.add_conditional_edges(START, route_start, ["job_update", "intent"])
     builder.add_conditional_edges(
         "intent",
-        Bound(route_after_intent, scenarios=catalog, threshold=services.confidence_threshold),
-        ["reflect_refine", "slot_filling", "tool", END, *agents],
+        Through(after_intent, "slot_filling", after_slots) if slots_too else after_intent,
+        ["reflect_refine", "slot_filling", "tool", END, *agents]
+        + (["clarify", "propose"] if slots_too else []),
     )
     builder.add_conditional_edges(
         "reflect_refine",
@@ -104,17 +134,15 @@ def make_builder(
         ["slot_filling", "tool", "clarify", "handoff"],
     )
     builder.add_conditional_edges(
-        "slot_filling",
-        Bound(route_after_slots_skipping_idle, scenarios=catalog, registry=services.tools),
-        ["clarify", "propose", "tool", *agents],
+        "slot_filling", after_slots, ["clarify", "propose", "tool", *agents]
     )
     builder.add_conditional_edges(
         "propose", Bound(route_after_propose, scenarios=catalog), ["tool", *agents]
     )
     builder.add_conditional_edges(
         "tool",
-        Bound(route_after_tool, scenarios=catalog, max_retries=services.max_tool_retries),
-        ["reply", "reflect_refine", "handoff", "propose", *agents],
+        Through(after_tool, "reply", None) if reply_too else after_tool,
+        ["reply", "reflect_refine", "handoff", "propose", *agents] + ([END] if reply_too else []),
     )
     builder.add_edge("clarify", END)
     builder.add_edge("reply", END)
@@ -123,12 +151,28 @@ def make_builder(
     return builder
 
 
+_PAIRS = {"intent": "slot_filling", "tool": "reply"}
+"""Each node of ``SAME_STEP`` after the node whose superstep it shares."""
+
+
+def _kept_apart(interrupt_before: Any, interrupt_after: Any) -> set[str]:
+    """Return the nodes of ``SAME_STEP`` a requested pause falls in front of."""
+
+    def named(nodes: Any) -> set[str]:
+        listed = {nodes} if isinstance(nodes, str) else set(nodes or ())
+        return set(_PAIRS) | SAME_STEP if "*" in listed else listed
+
+    after = {_PAIRS[node] for node in named(interrupt_after) if node in _PAIRS}
+    return (named(interrupt_before) | after) & SAME_STEP
+
+
 def build_graph(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     *,
     scenarios: Sequence[Scenario] | None = None,
     services: Services | None = None,
     transcript: TranscriptStore | None = None,
+    same_step: frozenset[str] = SAME_STEP,
     **options: Any,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile the agent graph.
@@ -142,6 +186,9 @@ def build_graph(
         services: Understanding, tools and data; built from ``options`` when omitted.
         transcript: Where messages older than the state keeps go; the configured store
             (``tools.transcript.open_transcript_store``) when omitted.
+        same_step: The nodes that run in the superstep of the node before them when its
+            edge leads to them (``SAME_STEP``; empty: every node its own superstep). A node
+            an ``interrupt_before`` or ``interrupt_after`` would pause next to is kept apart.
         **options: ``Services`` fields (``settings``, ``registry``, ``database_factory``,
             ``executor_factory``, ``understanding``, ``max_tool_retries``,
             ``confidence_threshold``) or ``compile`` keywords (``interrupt_before``,
@@ -155,6 +202,10 @@ def build_graph(
         msg = f"pass either services or {sorted(service_options) or ['scenarios']}, not both"
         raise TypeError(msg)
     options.setdefault("name", "agent")
+    # a pause asked for between two nodes that share a superstep keeps them apart
+    same_step = same_step - _kept_apart(
+        options.get("interrupt_before"), options.get("interrupt_after")
+    )
     if checkpointer is not None:
         # the turn's input is checkpointed before any node runs: mask ID numbers on the way;
         # savers that store bytes (SQLite, Redis) also compress them, after masking
@@ -163,7 +214,9 @@ def build_graph(
             compress=services.settings.compress_checkpoints
             and not isinstance(checkpointer, InMemorySaver),
         )
-    compiled = make_builder(services, transcript).compile(checkpointer=checkpointer, **options)
+    compiled = make_builder(services, transcript, same_step=same_step).compile(
+        checkpointer=checkpointer, **options
+    )
     # the four decision points of every task go to the audit log (``reach trace``)
     callbacks: list[Any] = list(trace_callbacks(lambda: services.executor.audit))
     if checkpointer is not None:

@@ -262,8 +262,8 @@ class TraceRecorder(BaseCallbackHandler):
         if "intent" in update and isinstance(update.get("intent"), str):
             self._write_intent(run, update)
             attributes.update(intent=update.get("intent"), confidence=update.get("confidence"))
-        elif "missing_slots" in update or _list(update.get("pending_tool_calls")):
-            self._write_arguments(run, update)
+        if "missing_slots" in update or _list(update.get("pending_tool_calls")):
+            self._write_arguments(run, update)  # also after intent, in the same superstep
         results = _list(update.get("tool_results"))
         if results:
             calls = self._write_execution(run, results)
