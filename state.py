@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,6 +38,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -130,6 +132,8 @@ class ProtocolMessage(BaseModel):
     """The caller's role, for tool authorization."""
     retry_count: int = Field(default=0, ge=0)
     """How many times this task was retried, so loops can be cut."""
+    _measured: tuple[dict[str, Any], int] | None = PrivateAttr(default=None)
+    """Validation's dump and its size, until ``validated`` takes them."""
 
     @model_validator(mode="before")
     @classmethod
@@ -141,6 +145,8 @@ class ProtocolMessage(BaseModel):
     @field_validator("timestamp", mode="before")
     @classmethod
     def _iso_utc(cls, value: Any) -> str:
+        if type(value) is str and _CANONICAL_UTC.fullmatch(value):  # our own default's form
+            return value
         if isinstance(value, datetime):
             moment = value
         else:
@@ -155,8 +161,10 @@ class ProtocolMessage(BaseModel):
 
     @model_validator(mode="after")
     def _within_size(self, info: ValidationInfo) -> ProtocolMessage:
-        size = self.size_bytes()
+        dumped = self.model_dump(mode="json")
+        size = len(dumps_compact(dumped, default=None))
         if size <= MAX_PROTOCOL_BYTES:
+            self._measured = (dumped, size)
             return self
         if isinstance(info.context, dict) and info.context.get("oversize") == "refuse":
             msg = (
@@ -170,6 +178,18 @@ class ProtocolMessage(BaseModel):
     def size_bytes(self) -> int:
         """Return the size of the message as compact UTF-8 JSON."""
         return len(dumps_compact(self.model_dump(mode="json"), default=None))
+
+    def validated(self) -> ValidatedProtocol:
+        """Return the message as the JSON-ready dict the state and every peer keep.
+
+        Validation dumped and measured the message already: that dump is taken (once), so
+        a node's protocol message is dumped one time, not three (measured, given, traced).
+        """
+        measured, self._measured = self._measured, None
+        if measured is None:
+            dumped = self.model_dump(mode="json")
+            return ValidatedProtocol(dumped, size=len(dumps_compact(dumped, default=None)))
+        return ValidatedProtocol(measured[0], size=measured[1])
 
     def to_json(self) -> str:
         """Serialize compactly, keeping unknown fields and non-ASCII text as is."""
@@ -312,6 +332,10 @@ class ProtocolMessage(BaseModel):
         return cls(role=role, content=content, tool_calls=calls, **fields)
 
 
+_CANONICAL_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+"""A timestamp as ``_iso_utc`` writes it (and ``_utc_now`` makes it): nothing to convert."""
+
+
 def _utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -443,10 +467,20 @@ def append_protocol(
 class ValidatedProtocol(dict[str, Any]):
     """A protocol message as the JSON-ready dict ``ProtocolMessage`` produced, already checked.
 
+    ``size`` is its size as compact UTF-8 JSON, as validation measured it (the trace
+    reports it); ``None`` when unknown.
+
     ``nodes.common.protocol_message`` validates (masks, size-checks) and returns one of these,
     so the reducer need not validate it a second time. Serializers see a plain dict; anything
     read back from a checkpoint or sent by a peer is a plain dict and is validated again.
     """
+
+    __slots__ = ("size",)
+
+    def __init__(self, *args: Any, size: int | None = None, **kwargs: Any) -> None:
+        """Hold the message's fields; ``size`` as validation measured it."""
+        super().__init__(*args, **kwargs)
+        self.size = size
 
 
 def _validated(item: ProtocolMessage | dict[str, Any]) -> dict[str, Any]:

@@ -110,54 +110,48 @@ def bare_graph(db: Database) -> Any:
 
 
 def skeleton_graph(*, masking: bool) -> Any:
-    """Our state and our four supersteps with nodes that do no work: the framework's floor.
+    """Our state and our supersteps, with nodes that do no work: the framework's floor.
 
-    Each node returns the keys ours returns on this turn, with constant values; the reply
-    keeps the last three user messages, as compaction does. With ``masking`` the saver gets
-    our masking serializer, so the row shows what masking every checkpoint blob costs.
+    Our turn takes two node supersteps (intent with slot filling, the tool with the reply:
+    ``nodes.fusion``); each skeleton node returns the keys ours returns there, with constant
+    values; the second keeps the last three user messages, as compaction does. With
+    ``masking`` the saver gets our masking serializer, so the row shows what masking every
+    checkpoint blob costs.
     """
     note = {"role": "agent", "content": {"stage": "bench"}, "session_id": "s", "task_id": "t"}
     call = {"id": "c", "name": "query_order_status", "parameters": {"order_id": "OD-1"}}
     result = {"status": "success", "tool": "query_order_status", "request_id": "r", "data": {}}
 
-    def intent(state: AgentState) -> dict[str, Any]:
+    def understand(state: AgentState) -> dict[str, Any]:
         return {
             "intent": "CHECK_ORDER_STATUS",
-            "pending_tool_calls": [],
-            "protocol": [dict(note), dict(note)],
-            "slots": Overwrite({}),
-            "step_count": Overwrite(1),
+            "invalid_slots": {},
+            "missing_slots": [],
+            "pending_tool_calls": [call],
+            "protocol": [dict(note), dict(note), dict(note)],
+            "slots": Overwrite({"order_id": "OD-1"}),
+            "step_count": Overwrite(2),
             "task_id": "t",
             "tool_results": Overwrite([]),
         }
 
-    def slots(state: AgentState) -> dict[str, Any]:
-        return {
-            "invalid_slots": {},
-            "missing_slots": [],
-            "pending_tool_calls": [call],
-            "protocol": [dict(note)],
-            "slots": {"order_id": "OD-1"},
-            "step_count": 1,
-        }
-
     def act(state: AgentState) -> dict[str, Any]:
-        return {"protocol": [dict(note)], "step_count": 1, "tool_results": [result]}
-
-    def reply(state: AgentState) -> dict[str, Any]:
         users = [m for m in state["messages"] if isinstance(m, HumanMessage)]
         old = [RemoveMessage(id=str(m.id)) for m in users[:-3]]
         answer = AIMessage(content="您的订单正在配送", id=f"a-{len(users)}")
-        return {"messages": [*old, answer], "protocol": [dict(note)], "step_count": 1}
+        return {
+            "messages": [*old, answer],
+            "protocol": [dict(note), dict(note)],
+            "step_count": 2,
+            "tool_results": [result],
+        }
 
     builder = StateGraph(AgentState, context_schema=Context)
-    for name, node in (("intent", intent), ("slots", slots), ("act", act), ("reply", reply)):
-        builder.add_node(name, node)
+    builder.add_node("intent", understand)
+    builder.add_node("tool", act)
     builder.add_edge(START, "intent")
-    builder.add_conditional_edges("intent", lambda s: "slots", ["slots", END])
-    builder.add_conditional_edges("slots", lambda s: "act", ["act", END])
-    builder.add_conditional_edges("act", lambda s: "reply", ["reply", END])
-    builder.add_edge("reply", END)
+    builder.add_conditional_edges("intent", lambda s: "tool", ["tool", END])
+    builder.add_conditional_edges("tool", lambda s: END, [END])
     saver = InMemorySaver()
     if masking:
         saver.serde = protect(saver.serde, compress=False)
@@ -269,10 +263,10 @@ def executor_section(rounds: int, calls: int) -> dict[str, Any]:
 
 
 def history_section(apps: dict[str, Any], repeats: int) -> dict[str, Any]:
-    """Time to read the latest 50 checkpoints of a 10-turn thread, per saver."""
+    """Time to read the latest 50 checkpoints of a 15-turn thread, per saver."""
     out: dict[str, Any] = {}
     for name, app in apps.items():
-        for _ in range(10):
+        for _ in range(15):  # four checkpoints a turn
             turn_ms(app, f"hist-{name}")
     samples: dict[str, list[float]] = {name: [] for name in apps}
     for _ in range(repeats):

@@ -17,7 +17,6 @@ from state import (
     Overwrite,
     ProtocolMessage,
     ToolResult,
-    ValidatedProtocol,
 )
 from tools.guards import TaskHistory
 from tools.permissions import ROLES
@@ -226,7 +225,7 @@ def protocol_message(
         **protocol_fields(state, runtime, role=role, content=content, **fields)
     )
     # marked as validated, so the ``protocol`` reducer does not validate it a second time
-    return ValidatedProtocol(message.model_dump(mode="json"))
+    return message.validated()
 
 
 _ALWAYS_WRITTEN = frozenset(("messages", "protocol"))

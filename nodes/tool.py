@@ -119,7 +119,7 @@ def _record(
                     error=seen["message"] if seen["status"] != "success" else None,
                     tool_call_id=call_id,
                 ),
-            ).model_dump(mode="json")
+            ).validated()
         )
     failed = next((r for r in results if r.get("status") != "success"), None)
     return {

@@ -3,8 +3,8 @@
 The executor asks three stores before it runs a handler (is the user over the limit? is a
 fresh result cached? has this request already happened?) and tells two afterwards (the
 outcome; the result to cache). ``LocalAdmission`` composes the separate stores (``limits``,
-cachetools, SQLite). ``RedisAdmission`` answers all three questions in one pipelined round
-trip and records the outcome in another, so a call costs two Redis round trips, not six.
+an in-process cache, SQLite). ``RedisAdmission`` answers all three questions in one pipelined
+round trip and records the outcome in another, so a call costs two Redis round trips, not six.
 """
 
 from __future__ import annotations

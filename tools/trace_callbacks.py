@@ -287,7 +287,8 @@ class TraceRecorder(BaseCallbackHandler):
         protocol = _list(update.get("protocol"))
         for message in protocol:
             if isinstance(message, Mapping):
-                sizes.append(json_bytes(message))
+                measured = getattr(message, "size", None)  # a ValidatedProtocol's, if known
+                sizes.append(measured if measured is not None else json_bytes(message))
                 run.parent_task_id = _str(message.get("parent_task_id")) or run.parent_task_id
         task_id = _str(update.get("task_id"))
         if task_id is None and protocol and isinstance(protocol[-1], Mapping):

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.types import Overwrite
 
 from nodes.compact import compact_update, cut_index, full_transcript, summarize, summary_text
 from state import MAX_PROTOCOL_BYTES, ProtocolMessage, ValidatedProtocol, append_protocol
-from tools.transcript import MemoryTranscriptStore, make_entry
+from tools.transcript import MemoryTranscriptStore, entry_key, make_entry
 
 
 def turn(n: int, *, call: str | None = None, answer: str | None = None) -> list:
@@ -108,3 +111,26 @@ def test_memory_store_appends_each_key_once():
     assert store.append("t", [entry]) == 0
     assert store.read("t") == [entry]
     assert store.read("other") == []
+
+
+JSON_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(0, 1).map(lambda x: round(x, 3)),  # a confidence
+    st.text(),
+)
+JSON_VALUES = st.recursive(
+    JSON_LEAVES,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=8))
+def test_a_protocol_entry_keeps_the_key_it_had_when_json_wrote_it(body):
+    # entries stored before keep matching: the key is the hash of the same bytes
+    text = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    legacy = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    assert entry_key("protocol", body) == legacy

@@ -11,10 +11,12 @@ from state import (
     REFUSE_OVERSIZE,
     ProtocolMessage,
     ProtocolMessageTooLarge,
+    ValidatedProtocol,
     append_protocol,
     merge_slots,
 )
 from tests.helpers import open_database
+from tools.limits import json_bytes
 
 
 def make(**fields):
@@ -219,3 +221,20 @@ def test_reducers():
     assert [m["role"] for m in stored] == ["user", "agent", "tool"]
     with pytest.raises(ValidationError):
         append_protocol([], {"role": "nobody"})
+
+
+def test_a_validated_message_carries_the_size_validation_measured():
+    message = ProtocolMessage(role="agent", content={"stage": "intent", "note": "好的" * 40})
+    validated = message.validated()
+    assert isinstance(validated, ValidatedProtocol)
+    assert validated == message.model_dump(mode="json")
+    assert validated.size == json_bytes(validated) == message.size_bytes()
+    again = message.validated()  # the measured dump is taken once; later ones dump afresh
+    assert again == validated and again is not validated and again.size == validated.size
+
+
+def test_a_timestamp_already_in_canonical_form_is_kept_and_others_are_converted():
+    kept = ProtocolMessage(role="user", content="x", timestamp="2026-12-01T20:10:00.123Z")
+    assert kept.timestamp == "2026-12-01T20:10:00.123Z"
+    moved = ProtocolMessage(role="user", content="x", timestamp="2026-12-01T22:10:00+02:00")
+    assert moved.timestamp == "2026-12-01T20:10:00.000Z"

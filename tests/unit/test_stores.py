@@ -54,3 +54,16 @@ def test_memory_cache_expires_per_entry(clock):
     assert cache.get("a") is None and cache.get("b") == {"v": 2}
     clock.advance(5)
     assert cache.get("b") is None
+
+
+def test_the_result_cache_makes_room_by_dropping_the_oldest(clock):
+    cache = MemoryResultCache(maxsize=3, clock=clock)
+    for name in "abc":
+        cache.put(name, {"v": name}, 10)
+    cache.put("d", {"v": "d"}, 10)
+    assert cache.get("a") is None and cache.get("d") == {"v": "d"}
+    cache.put("b", {"v": "b2"}, 0.5)  # put again: newest, and its own TTL
+    clock.advance(1)
+    cache.put("e", {"v": "e"}, 10)  # the expired one goes first
+    assert cache.get("b") is None
+    assert [cache.get(k) for k in "cde"] == [{"v": "c"}, {"v": "d"}, {"v": "e"}]
