@@ -29,6 +29,7 @@ import orjson
 from redis import Redis
 
 from tools.limits import dumps_compact
+from tools.redis_direct import Direct
 from tools.settings import Settings, get_settings
 from tools.sqlite_files import connect_wal
 
@@ -189,7 +190,9 @@ class RedisTranscriptStore:
         """Use ``client``; keys are ``{prefix}:{{thread}}:log`` and ``...:keys``."""
         self._client = client
         self._prefix = prefix
-        self._script = client.register_script(_APPEND)
+        script = client.register_script(_APPEND)
+        self._direct = Direct(client, size=2) if type(client) is Redis else None
+        self._script = self._direct.bind(script) if self._direct is not None else script
 
     def _keys(self, thread_id: str) -> list[str]:
         base = f"{self._prefix}:{{{thread_id}}}"
@@ -199,10 +202,10 @@ class RedisTranscriptStore:
         """Append the new entries in one round trip (a Lua script, atomic per thread)."""
         if not entries:
             return 0
-        args: list[str] = []
+        args: list[str | bytes] = []
         for entry in entries:
             args.append(f"{entry['kind']}:{entry['key']}")
-            args.append(json.dumps(entry, ensure_ascii=False))
+            args.append(dumps_compact(entry, default=None))
         return int(self._script(keys=self._keys(thread_id), args=args))
 
     def read(self, thread_id: str, kind: EntryKind | None = None) -> list[TranscriptEntry]:

@@ -19,3 +19,20 @@ def test_redis_transcript_appends_once_in_order(redis_url):
     assert store.read("t") == [first, second]
     assert store.read("t", "protocol") == [second]
     assert store.read("other") == []
+
+
+def test_redis_transcript_appends_after_the_script_cache_is_flushed_and_a_socket_dies(redis_url):
+    # appends take a kept connection; a missing script or a dead socket takes redis-py's path
+    client = Redis.from_url(redis_url)
+    store = RedisTranscriptStore(client)
+    entries = [make_entry("protocol", {"role": "user", "content": f"第{i}条"}) for i in range(8)]
+    assert store.append("flush", entries[:2]) == 2
+    client.script_flush()
+    assert store.append("flush", entries[2:4]) == 2
+    assert store.append("flush", entries[4:6]) == 2
+    kept = list(store._direct._idle)  # noqa: SLF001 - the short path's own sockets
+    assert kept
+    for connection in kept:
+        connection.disconnect()
+    assert store.append("flush", entries[6:]) == 2
+    assert store.read("flush") == entries

@@ -118,7 +118,12 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
-    ) -> tuple[builtins.list[str], builtins.list[Any], RunnableConfig]:
+    ) -> tuple[builtins.list[str], builtins.list[Any], RunnableConfig, tuple[str, str] | None]:
+        """Return the ``PUT`` call's keys and arguments, the next config, and the run entry.
+
+        The run index entry is written apart on a Cluster (another slot); elsewhere it is
+        part of the call, and ``None`` is returned for it.
+        """
         configurable = config["configurable"]
         thread_id = str(configurable["thread_id"])
         checkpoint_ns = configurable.get("checkpoint_ns", "")
@@ -146,9 +151,12 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         args: builtins.list[Any] = [self.ttl_ms, member, record, len(new_versions), *blob_args]
         key_list = keys.all()
         run_id = full_metadata.get("run_id")
+        run_entry = None
         if run_id and not self.cluster:
             key_list.append(self._run_key(str(run_id)))
             args.append(f"{thread_id}{layout.SEP}{member}")
+        elif run_id:
+            run_entry = self._run_key(str(run_id)), f"{thread_id}{layout.SEP}{member}"
         next_config: RunnableConfig = {
             "configurable": {
                 "thread_id": thread_id,
@@ -156,18 +164,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
                 "checkpoint_id": checkpoint["id"],
             }
         }
-        return key_list, args, next_config
-
-    def _run_index_args(
-        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
-    ) -> tuple[str, str] | None:
-        """Return the run index entry to write separately (Cluster: another slot)."""
-        run_id = get_checkpoint_metadata(config, metadata).get("run_id")
-        if not run_id or not self.cluster:
-            return None
-        configurable = config["configurable"]
-        member = layout.member(configurable.get("checkpoint_ns", ""), checkpoint["id"])
-        return self._run_key(str(run_id)), f"{configurable['thread_id']}{layout.SEP}{member}"
+        return key_list, args, next_config, run_entry
 
     def _writes_args(
         self,
@@ -300,10 +297,12 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
     ) -> RunnableConfig:
         """Store a checkpoint, its new blobs and its index entry in one Lua call."""
         scripts = self._sync_scripts()
-        keys, args, next_config = self._put_args(config, checkpoint, metadata, new_versions)
+        keys, args, next_config, run_entry = self._put_args(
+            config, checkpoint, metadata, new_versions
+        )
         scripts.put(keys, args)
-        if extra := self._run_index_args(config, checkpoint, metadata):
-            self._index_run_sync(*extra)
+        if run_entry is not None:
+            self._index_run_sync(*run_entry)
         return next_config
 
     def put_writes(
@@ -441,12 +440,14 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
     ) -> RunnableConfig:
         """Store a checkpoint, its new blobs and its index entry in one Lua call."""
         client = self._async()
-        keys, args, next_config = self._put_args(config, checkpoint, metadata, new_versions)
+        keys, args, next_config, run_entry = self._put_args(
+            config, checkpoint, metadata, new_versions
+        )
         await self._async_scripts().put(keys=keys, args=args)
-        if extra := self._run_index_args(config, checkpoint, metadata):
-            await client.sadd(extra[0], extra[1])
+        if run_entry is not None:
+            await client.sadd(run_entry[0], run_entry[1])
             if self.ttl_ms:
-                await client.pexpire(extra[0], self.ttl_ms)
+                await client.pexpire(run_entry[0], self.ttl_ms)
         return next_config
 
     async def aput_writes(
