@@ -17,12 +17,15 @@ needs is lost.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from typing import Any
 
 import ormsgpack
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_KW_ARGS, JsonPlusSerializer
+from langgraph.types import Overwrite
 
 from tools.pii import (
     Kind,
@@ -412,6 +415,21 @@ def _map_header(size: int) -> bytes:
     return b"\xdf" + size.to_bytes(4, "big")
 
 
+_OVERWRITE_FIELDS = tuple(field.name for field in dataclasses.fields(Overwrite))
+
+
+def _overwrite_packed(inner: SerializerProtocol, overwrite: Overwrite) -> tuple[str, bytes]:
+    """Pack ``Overwrite(...)`` as ``JsonPlusSerializer`` does, without its slow way there.
+
+    JsonPlus reaches a dataclass after a dozen ``hasattr`` probes and an ``isinstance``
+    against a runtime-checkable protocol (10–18 µs each time, a turn writes four); the bytes
+    are an extension wrapping the packed ``(module, name, fields)``, made here directly.
+    """
+    fields = {name: getattr(overwrite, name) for name in _OVERWRITE_FIELDS}
+    kind, packed = inner.dumps_typed((type(overwrite).__module__, "Overwrite", fields))
+    return kind, ormsgpack.packb(ormsgpack.Ext(EXT_CONSTRUCTOR_KW_ARGS, packed))
+
+
 class MaskingSerializer(SerializerProtocol):
     """Wrap a serializer so that what it writes carries no full ID-card number or secret."""
 
@@ -419,6 +437,11 @@ class MaskingSerializer(SerializerProtocol):
         """Mask what ``inner`` produces."""
         self.inner = inner
         self._values = ValueBytes()
+        # the short way to an Overwrite's bytes is JsonPlus's own format, nobody else's
+        self._fast_overwrite = type(inner) is JsonPlusSerializer and _OVERWRITE_FIELDS == (
+            "value",
+            "type",
+        )
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         """Serialize with the inner serializer, then mask its strings (msgpack) or bytes."""
@@ -428,7 +451,10 @@ class MaskingSerializer(SerializerProtocol):
             whole = self._dumps_checkpoint(obj)
             if whole is not None:
                 return "msgpack", whole
-        kind, data = self.inner.dumps_typed(obj)
+        if type(obj) is Overwrite and self._fast_overwrite:
+            kind, data = _overwrite_packed(self.inner, obj)
+        else:
+            kind, data = self.inner.dumps_typed(obj)
         if not data or is_checkpoint_record(obj):
             return kind, data
         if kind == "msgpack":

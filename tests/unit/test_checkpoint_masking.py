@@ -375,3 +375,20 @@ def test_a_list_that_only_starts_like_a_clean_one_is_masked_whole():
     _, blob = serde.dumps_typed(dirty)
     assert ID_NUMBER.encode() not in blob
     assert serde.loads_typed(("msgpack", blob))[4:] == [entry] * 7
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{}, 1, [], [HumanMessage("好的", id="m1"), AIMessage("ok", id="m2")], {"a": [1, {"b": 2.5}]}],
+)
+def test_an_overwrite_packs_to_the_bytes_jsonplus_writes_and_loads_back(value):
+    plain = JsonPlusSerializer()
+    assert SERDE.dumps_typed(Overwrite(value)) == plain.dumps_typed(Overwrite(value))
+    loaded = SERDE.loads_typed(SERDE.dumps_typed(Overwrite(value)))
+    assert isinstance(loaded, Overwrite) and loaded.value == value
+
+
+def test_an_overwrite_is_still_masked():
+    kind, blob = SERDE.dumps_typed(Overwrite({"note": f"身份证 {ID_NUMBER}"}))
+    assert ID_NUMBER.encode() not in blob
+    assert "*" in SERDE.loads_typed((kind, blob)).value["note"]
