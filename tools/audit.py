@@ -102,9 +102,11 @@ class AuditLog:
             self._queue.put([self._masked(record) for record in records])
 
     def _masked(self, record: dict[str, Any]) -> dict[str, Any]:
-        masked: dict[str, Any] = dict(mask_pii(record))  # a copy: the defaults go in below
-        masked.setdefault("kind", "tool_call")
-        masked.setdefault("ts", time.time())
+        masked: dict[str, Any] = mask_pii(record)  # the same object when it is clean
+        if "kind" not in masked or "ts" not in masked:
+            masked = dict(masked)  # a copy: the caller's record stays as it was
+            masked.setdefault("kind", "tool_call")
+            masked.setdefault("ts", time.time())
         if masked["kind"] == "tool_call":
             # the span needs its parent node, which is open only now, on the caller's thread
             tracing.tool_span_from_record(masked)

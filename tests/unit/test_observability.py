@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tools.audit import AuditLog, RedisStreamSink, read_stream
 from tools.guards import CircuitBreakers
 from tools.metrics import Metrics, Tally, percentile, render_latest
-from tools.trace_callbacks import TraceRecorder, rolled_back, shape_of
+from tools.trace_callbacks import TraceRecorder, _jsonable, rolled_back, shape_of
 
 VALID_ID = "110101199001011237"
 
@@ -266,3 +266,18 @@ def test_stream_sink_writes_capped_entries_and_reads_one_session_back():
     assert len(records) == 750  # paged through in batches of 1000
     assert all(r["session_id"] == "s1" for r in records)
     assert VALID_ID not in repr(client.entries)
+
+
+def test_a_plain_record_is_passed_on_as_it_is_and_the_rest_made_plain():
+    plain = {"kind": "node", "nodes": ["intent", "tool"], "slots": {"order_id": "OD-1"}, "n": 2}
+    assert _jsonable(plain) is plain
+    odd = {"kind": "turn", 1: {"a"}, "m": [HumanMessage("你好")], "t": (1, 2), "ok": [1, "x"]}
+    out = _jsonable(odd)
+    assert out == {
+        "kind": "turn",
+        "1": ["a"],
+        "m": [{"type": "human", "content": "你好"}],
+        "t": [1, 2],
+        "ok": [1, "x"],
+    }
+    assert out["ok"] is odd["ok"] and odd[1] == {"a"}  # the input is left as it was
