@@ -25,7 +25,10 @@ class Permissions:
     """Role → granted permission patterns (``order:*`` style patterns allowed)."""
 
     grants: Mapping[str, frozenset[str]] = field(default_factory=lambda: dict(BASE_GRANTS))
-    """Role → patterns."""
+    """Role → patterns; never changed once built (``allows`` remembers its answers)."""
+    _answers: dict[tuple[str, str], bool] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def merged(cls, *grant_maps: Mapping[str, Iterable[str]]) -> Permissions:
@@ -37,9 +40,19 @@ class Permissions:
         return cls({role: frozenset(p) for role, p in merged.items()})
 
     def allows(self, role: str, permission: str) -> bool:
-        """Tell whether ``role`` holds ``permission``."""
-        granted = self.grants.get(role, frozenset())
-        return any(fnmatchcase(permission, pattern) for pattern in granted)
+        """Tell whether ``role`` holds ``permission``.
+
+        Every call of a tool asks twice; matching each pattern with ``fnmatch`` each time
+        was a tool call's slowest check, so the answer is remembered (few roles, few
+        permissions: the memo stays small).
+        """
+        known = self._answers.get((role, permission))
+        if known is None:
+            granted = self.grants.get(role, frozenset())
+            known = any(fnmatchcase(permission, pattern) for pattern in granted)
+            if len(self._answers) < 4096:
+                self._answers[(role, permission)] = known
+        return known
 
     def acts_on_any_owner(self, role: str, domain: str) -> bool:
         """Tell whether ``role`` may act on resources of ``domain`` owned by someone else."""
