@@ -1,10 +1,10 @@
 """Compress checkpoint blobs, after masking, so long-lived threads cost less disk and wire.
 
 SQLite and Redis savers store every checkpoint's full channel values; even with bounded state
-(``nodes.compact``) a turn writes about seven of them. Zstandard at level 1 shrinks them about
-four times. Blobs are tagged (``msgpack+zstd``), so checkpoints written before compression
-was on, or with zlib before Zstandard (``msgpack+zlib``), still load; small pending writes
-are left as they are.
+(``nodes.compact``) a turn writes about seven of them. Zstandard at level -1 (``LEVEL``)
+shrinks them about three times. Blobs are tagged (``msgpack+zstd``), so checkpoints written
+before compression was on, or with zlib before Zstandard (``msgpack+zlib``), still load;
+small pending writes are left as they are.
 
 Why Zstandard: a turn on Redis compresses about eleven blobs and SQLite six whole
 checkpoints. zlib sets up a fresh 256 KB state for each (70 µs of CPU for a 3 KB blob in a
@@ -31,6 +31,10 @@ SUFFIX = "+zstd"
 """Tag of a blob this serializer compressed."""
 ZLIB_SUFFIX = "+zlib"
 """Tag of a blob compressed with zlib, as this serializer did before; still read."""
+LEVEL = -1
+"""Zstandard's first "fast" level: on a turn's blobs it compresses twice as fast as level 1
+and decompresses 2.5 times as fast, for blobs 12 % larger (3.05 times smaller than plain
+against 3.45)."""
 MIN_BYTES = 512
 """Blobs smaller than this are stored as they are: compression would not pay."""
 
@@ -71,8 +75,8 @@ class _Contexts:
 class CompressingSerializer(SerializerProtocol):
     """Wrap a serializer so that large blobs are stored Zstandard-compressed."""
 
-    def __init__(self, inner: SerializerProtocol, *, level: int = 1) -> None:
-        """Compress what ``inner`` produces at ``level`` (1: fastest)."""
+    def __init__(self, inner: SerializerProtocol, *, level: int = LEVEL) -> None:
+        """Compress what ``inner`` produces at Zstandard ``level`` (``LEVEL``)."""
         self.inner = inner
         self.level = level
         self._contexts = _Contexts(level)
