@@ -7,6 +7,10 @@ its blobs, its index entry and the TTL refresh are written together or not at al
 ``PUT`` stores a checkpoint; ``PUT_WRITES`` stores a task's pending writes (a replayed write
 does not duplicate); ``GET`` reads a checkpoint (the latest when no id is given) with its
 channel values and pending writes, and refreshes the TTL, all in one round trip.
+
+Each command a script makes costs the server a few microseconds of its own, more than the
+command itself: the scripts read and write with one variadic ``HMGET`` or ``HSET`` where a
+loop made one call per field (a ``PUT_WRITES`` took 90 µs of server time, ``PUT`` 80).
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ local ttl = tonumber(ARGV[1])
 redis.call('ZADD', KEYS[1], 0, ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 local n = tonumber(ARGV[4])
-for i = 0, n - 1 do
-  redis.call('HSET', KEYS[3], ARGV[5 + 2 * i], ARGV[6 + 2 * i])
+if n > 0 then
+  redis.call('HSET', KEYS[3], unpack(ARGV, 5, 4 + 2 * n))
 end
 if KEYS[6] then
   redis.call('SADD', KEYS[6], ARGV[5 + 2 * n])
@@ -38,20 +42,35 @@ return 1
 PUT_WRITES = """
 local ttl = tonumber(ARGV[1])
 local n = tonumber(ARGV[3])
-local added = ''
+local fields = {}
+for i = 0, n - 1 do fields[i + 1] = ARGV[4 + 3 * i] end
+local existing = redis.call('HMGET', KEYS[4], unpack(fields))
+local values, order, added = {}, {}, {}
 for i = 0, n - 1 do
   local f = ARGV[4 + 3 * i]
-  local created
-  if ARGV[6 + 3 * i] == '1' then
-    created = redis.call('HSET', KEYS[4], f, ARGV[5 + 3 * i])
-  else
-    created = redis.call('HSETNX', KEYS[4], f, ARGV[5 + 3 * i])
+  if values[f] == nil then
+    if ARGV[6 + 3 * i] == '1' or not existing[i + 1] then
+      values[f] = ARGV[5 + 3 * i]
+      order[#order + 1] = f
+      if not existing[i + 1] then added[#added + 1] = string.len(f) .. ':' .. f .. ',' end
+    else
+      values[f] = false
+    end
+  elseif values[f] and ARGV[6 + 3 * i] == '1' then
+    values[f] = ARGV[5 + 3 * i]
   end
-  if created == 1 then added = added .. string.len(f) .. ':' .. f .. ',' end
 end
-if added ~= '' then
+if #order > 0 then
+  local pairs_ = {}
+  for _, f in ipairs(order) do
+    pairs_[#pairs_ + 1] = f
+    pairs_[#pairs_ + 1] = values[f]
+  end
+  redis.call('HSET', KEYS[4], unpack(pairs_))
+end
+if #added > 0 then
   local cur = redis.call('HGET', KEYS[5], ARGV[2]) or ''
-  redis.call('HSET', KEYS[5], ARGV[2], cur .. added)
+  redis.call('HSET', KEYS[5], ARGV[2], cur .. table.concat(added))
 end
 if ttl > 0 then
   for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
