@@ -51,6 +51,9 @@ from tools.settings import get_settings
 
 Clock = Callable[[], float]
 
+MAX_SESSIONS = 10_000
+"""Sessions whose current task a recorder remembers, to stamp a turn's start with it."""
+
 
 @dataclass
 class _Run:
@@ -98,7 +101,8 @@ class TraceRecorder(BaseCallbackHandler):
         self._runs: dict[UUID, _Run] = {}
         self._parents: dict[UUID, UUID | None] = {}
         self._tasks: dict[str, tuple[str | None, str | None]] = {}
-        """Per session, the last known (task_id, parent_task_id)."""
+        """Per session, the last known (task_id, parent_task_id); the ``MAX_SESSIONS`` most
+        recent (a server lives for days, one session per customer)."""
         self._pending: dict[str, list[dict[str, Any]]] = {}
         """Per open turn, its records so far: written together when the turn ends."""
         self._lock = threading.Lock()
@@ -299,7 +303,10 @@ class TraceRecorder(BaseCallbackHandler):
             turn = self._turn_of(run)
             if turn is not None and run.task_id:
                 turn.task_id, turn.parent_task_id = run.task_id, run.parent_task_id
+                self._tasks.pop(run.session_id, None)  # newest last: the oldest go first
                 self._tasks[run.session_id] = (run.task_id, run.parent_task_id)
+                while len(self._tasks) > MAX_SESSIONS:
+                    self._tasks.pop(next(iter(self._tasks)), None)
         return sizes
 
     def _write_intent(self, run: _Run, update: Mapping[str, Any]) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from prometheus_client.parser import text_string_to_metric_families
 
+import tools.trace_callbacks as trace_callbacks
 from tools.audit import AuditLog, RedisStreamSink, read_stream
 from tools.guards import CircuitBreakers
 from tools.metrics import Metrics, Tally, percentile, render_latest
@@ -281,3 +282,12 @@ def test_a_plain_record_is_passed_on_as_it_is_and_the_rest_made_plain():
         "ok": [1, "x"],
     }
     assert out["ok"] is odd["ok"] and odd[1] == {"a"}  # the input is left as it was
+
+
+def test_the_recorder_remembers_a_bounded_number_of_sessions(monkeypatch):
+    monkeypatch.setattr(trace_callbacks, "MAX_SESSIONS", 3)
+    recorder = TraceRecorder(AuditLog())
+    for i in range(6):
+        run = trace_callbacks._Run("turn", "agent", f"s{i}", f"turn-{i}", 0.0)
+        recorder._learn_task(run, {"task_id": f"t{i}"})
+    assert list(recorder._tasks) == ["s3", "s4", "s5"]
