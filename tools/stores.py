@@ -272,7 +272,7 @@ class ResultCache(Protocol):
 
 
 class MemoryResultCache:
-    """In-process cache with a TTL per entry, the oldest entry making room when it is full.
+    """In-process cache with a TTL per entry; when it is full, the oldest put makes room.
 
     A dict of ``key → (expiry, result)``: cachetools' time-aware LRU kept a heap and a linked
     list in Python, and a cache hit cost more than the tool call it saved (1.6 % of a turn).
@@ -299,12 +299,9 @@ class MemoryResultCache:
 
     def put(self, key: str, value: dict[str, Any], ttl_s: float) -> None:
         """Cache a result for ``ttl_s`` seconds."""
-        now = self._clock()
+        expires = self._clock() + ttl_s
         with self._lock:
             self._entries.pop(key, None)
-            if len(self._entries) >= self.maxsize:
-                for old in [k for k, (expires, _) in self._entries.items() if expires <= now]:
-                    del self._entries[old]
-                while len(self._entries) >= self.maxsize:
-                    del self._entries[next(iter(self._entries))]
-            self._entries[key] = (now + ttl_s, value)
+            while len(self._entries) >= self.maxsize:  # the oldest put goes: O(1), no scan
+                del self._entries[next(iter(self._entries))]
+            self._entries[key] = (expires, value)

@@ -62,8 +62,9 @@ def test_the_result_cache_makes_room_by_dropping_the_oldest(clock):
         cache.put(name, {"v": name}, 10)
     cache.put("d", {"v": "d"}, 10)
     assert cache.get("a") is None and cache.get("d") == {"v": "d"}
-    cache.put("b", {"v": "b2"}, 0.5)  # put again: newest, and its own TTL
+    cache.put("b", {"v": "b2"}, 0.5)  # put again: newest, with its own TTL
+    cache.put("e", {"v": "e"}, 10)  # the oldest put (c) makes room
+    assert cache.get("c") is None and cache.get("b") == {"v": "b2"}
     clock.advance(1)
-    cache.put("e", {"v": "e"}, 10)  # the expired one goes first
-    assert cache.get("b") is None
-    assert [cache.get(k) for k in "cde"] == [{"v": "c"}, {"v": "d"}, {"v": "e"}]
+    assert cache.get("b") is None  # expired
+    assert [cache.get(k) for k in "de"] == [{"v": "d"}, {"v": "e"}]
