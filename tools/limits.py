@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -123,6 +123,20 @@ def clean_string(text: str, max_chars: int = MAX_STRING_CHARS) -> str:
         except UnicodeEncodeError:
             text = text.encode("utf-8", errors="replace").decode("utf-8")
     return text
+
+
+def pairs_before(mapping: Mapping[Any, Any], key: Any) -> dict[Any, Any]:
+    """Return a copy of ``mapping``'s pairs that come before ``key``.
+
+    The walks that copy a container only when one of its values changes (masking, making a
+    record plain) start their copy here, at the first pair that changed.
+    """
+    out: dict[Any, Any] = {}
+    for old_key, old_item in mapping.items():
+        if old_key is key:
+            break
+        out[old_key] = old_item
+    return out
 
 
 def json_safe(value: Any, depth: int = 0) -> Any:

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tools.limits import pairs_before
+
 Kind = Literal["id_card", "bank_card", "phone", "secret"]
 
 ZERO_WIDTH = frozenset(
@@ -584,11 +586,7 @@ def _mask_nested(
             elif item_kind not in _ATOMS:
                 new = _mask_nested(item, clean, slow, raw)
             if changed is None and (new_key is not key or new is not item):
-                changed = {}
-                for old_key, old_item in value.items():  # the clean ones before this pair
-                    if old_key is key:
-                        break
-                    changed[old_key] = old_item
+                changed = pairs_before(value, key)  # the clean ones before this pair
             if changed is not None:
                 changed[new_key] = new
         return value if changed is None else changed

@@ -45,7 +45,7 @@ from opentelemetry.trace import Span
 
 from tools import tracing
 from tools.audit import AuditLog, default_audit_path
-from tools.limits import json_bytes
+from tools.limits import json_bytes, pairs_before
 from tools.metrics import ROLLBACK_MARKERS
 from tools.settings import get_settings
 
@@ -546,11 +546,7 @@ def _jsonable(value: Any) -> Any:
         for key, item in value.items():
             new = item if type(item) in _PLAIN else _jsonable(item)
             if changed is None and (new is not item or type(key) is not str):
-                changed = {}
-                for old_key, old_item in value.items():  # the plain pairs before this one
-                    if old_key is key:
-                        break
-                    changed[str(old_key)] = old_item
+                changed = pairs_before(value, key)  # the plain pairs before this one
             if changed is not None:
                 changed[str(key)] = new
         return value if changed is None else changed

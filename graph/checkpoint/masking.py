@@ -27,6 +27,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_KW_ARGS, JsonPlusSerializer
 from langgraph.types import Overwrite
 
+from tools.limits import pairs_before
 from tools.pii import (
     Kind,
     could_hold,
@@ -286,11 +287,7 @@ def _mask_fields(fields: dict[Any, Any]) -> dict[Any, Any]:
         new_key = _mask_walk(key)
         new = _mask_value(item)
         if out is None and (new_key is not key or new is not item):
-            out = {}
-            for old_key, old_item in fields.items():  # the clean pairs before this one
-                if old_key is key:
-                    break
-                out[old_key] = old_item
+            out = pairs_before(fields, key)  # the clean pairs before this one
         if out is not None:
             out[new_key] = new
     return fields if out is None else out
