@@ -1,7 +1,7 @@
 """Run the next node in the same superstep when the edge after a node leads straight to it.
 
 Every superstep costs LangGraph a task, a checkpoint and the fresh read of a conditional
-edge, whatever the nodes do: a sixth of a turn here (``bench/README.md``). The turn most
+edge, whatever the nodes do: a sixth of a bare turn here (``bench/README.md``). The turn most
 users make went intent → slot filling → tool → reply, four supersteps where a ReAct loop
 takes three. So the intent node goes on into slot filling, and the tool node into the
 reply, when their edges would send the turn there anyway, and each pair writes once:

@@ -41,7 +41,7 @@ class Through:
     When ``first``, the node's own edge, leads to ``into``, the node ran ``into`` too, and the
     turn goes where ``into``'s edge (``then``) leads; ``None`` for a node that ends the turn.
     Otherwise it goes where ``first`` leads. ``into`` must not write what ``first`` reads, so
-    that ``first`` answers the same after it as before it (``tests/unit/test_routing.py``).
+    that ``first`` answers the same after it as before it (``tests/unit/test_fusion.py``).
     """
 
     def __init__(
