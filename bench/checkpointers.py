@@ -27,8 +27,8 @@ from graph.builder import build_graph  # noqa: E402
 from graph.checkpoint import sqlite_checkpointer  # noqa: E402
 from graph.checkpoint.plain_redis import PlainRedisSaver  # noqa: E402
 from state import Context  # noqa: E402
+from tests.helpers import open_database  # noqa: E402
 from tests.services import RedisServer  # noqa: E402
-from tools.db import Database  # noqa: E402
 
 ALICE = Context(user_id="u_10001", user_role="customer")
 SCRIPT = ["我的订单怎么还没到？", "OD-20240618-001", "where is order 202506001?"]
@@ -90,7 +90,7 @@ def main() -> None:
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="reach-bench-"))
-    db = Database(work / "business.db")
+    db = open_database(work / "business.db")  # seeded: the workload reads orders
     server = RedisServer(work / "redis").start()
     try:
         savers = {
@@ -137,8 +137,8 @@ def main() -> None:
         asyncio.run(async_rounds())
         results: dict[str, dict[str, float]] = {}
         for name, app in apps.items():
-            # a history of at least 50 checkpoints (about 6 per turn)
-            for i in range(10):
+            # a history of at least 50 checkpoints (four or five a turn)
+            for i in range(15):
                 app.invoke(
                     {"messages": [("user", SCRIPT[i % 3])]},
                     {"configurable": {"thread_id": f"hist-{name}"}},
