@@ -60,6 +60,13 @@ SPLIT_VERB_SUPPORT = 1.2
 """挂…号 with words in between ("挂一个皮肤科的号", "挂个明天上午的内科号") is 挂号."""
 _SPLIT_VERB = re.compile(r"挂[^，,。.!！?？]{0,12}?号")
 _SEE = r"(?:看|挂|约|预约|book|make|schedule|see|get)[^，,。.!！?？]{0,8}?"
+_ANY_DEPARTMENT = re.compile(
+    _SEE
+    + r"[\u4e00-\u9fff]{1,3}科(?:室)?(?=$|[^\u4e00-\u9fff]|的|号|门诊|医生|大夫|吗|呢|吧|啊|么)"
+)
+"""Booking a department this clinic may not have ("约个牙科", "看眼科的号"): an appointment
+still, and the clinic's own list answers which departments there are. "科" must end the
+word, so "看一下科技新闻" is no department."""
 
 
 def support(text: str) -> Iterator[tuple[str, float, str]]:
@@ -70,6 +77,9 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
         yield "BOOK_APPOINTMENT", DEPARTMENT_SUPPORT, "department"
         if any(re.search(_SEE + re.escape(name), lowered) for name in named):
             yield "BOOK_APPOINTMENT", SEE_DEPARTMENT_SUPPORT, "see a department"
+    elif _ANY_DEPARTMENT.search(lowered):  # as much as seeing a department it knows
+        yield "BOOK_APPOINTMENT", DEPARTMENT_SUPPORT, "department"
+        yield "BOOK_APPOINTMENT", SEE_DEPARTMENT_SUPPORT, "see a department"
     if _SPLIT_VERB.search(lowered) and "挂号" not in lowered:
         yield "BOOK_APPOINTMENT", SPLIT_VERB_SUPPORT, "挂…号"
 

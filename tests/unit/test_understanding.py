@@ -280,3 +280,18 @@ def test_only_cues_that_cannot_match_are_skipped(pieces: list[str], fuzzy: bool)
             matcher.match(cue, evidence)
             if evidence or matcher.normal != normal or matcher.sound != sound:
                 assert index in candidates.get(group, []), (cue.text, normal)
+
+
+@pytest.mark.parametrize(
+    "text", ["帮我约个周三下午的牙科", "我想看眼科", "明天能看妇科吗", "挂个骨科的号"]
+)
+def test_booking_a_department_the_clinic_lacks_is_still_an_appointment(text):
+    # the clinic's own list then says which departments there are
+    result = U.classify(text)
+    assert result.intent == "BOOK_APPOINTMENT" and result.confidence >= CONFIDENCE_THRESHOLD
+
+
+@pytest.mark.parametrize("text", ["看一下科技新闻", "我本科毕业", "看科幻片吗", "约个朋友看电影"])
+def test_a_word_ending_in_ke_that_is_no_department_books_nothing(text):
+    result = U.classify(text)
+    assert result.intent != "BOOK_APPOINTMENT" or result.confidence < CONFIDENCE_THRESHOLD
