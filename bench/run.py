@@ -6,8 +6,9 @@ median of its rounds and their spread (min–max), and each ratio is the median 
 ratios. Sections:
 
 - turn: a bare LangGraph turn (fake model → ToolNode → fake model, InMemorySaver) against
-  our turn in rules mode on InMemorySaver, SQLite and Redis, same message, threads of
-  ``--thread-turns`` turns; Redis round trips per superstep.
+  our turn in rules mode on InMemorySaver, SQLite and Redis (over loopback TCP and over a
+  unix socket), same message, threads of ``--thread-turns`` turns; Redis round trips per
+  superstep, the kernel's CPU per turn and the threads' voluntary context switches.
 - executor: one call through the action executor against calling the handler directly.
 - savers: history read (50 checkpoints) per saver; throughput comes from the turn section.
 - growth: one thread of ``--growth-turns`` turns on SQLite: checkpoint bytes and turn latency
@@ -26,6 +27,7 @@ import argparse
 import asyncio
 import json
 import platform
+import resource
 import sqlite3
 import statistics
 import sys
@@ -192,6 +194,9 @@ def turn_section(apps: dict[str, Any], rounds: int, turns: int, threads: int) ->
     cpu_samples: dict[str, list[float]] = {name: [] for name in apps}
     steps: dict[str, int] = dict.fromkeys(apps, 0)
     sends: dict[str, int] = dict.fromkeys(apps, 0)
+    # the kernel's share of the CPU and the threads' sleeps, summed over every turn
+    kernel: dict[str, float] = dict.fromkeys(apps, 0.0)
+    switches: dict[str, int] = dict.fromkeys(apps, 0)
     for round_no in range(rounds):
         times: dict[str, list[float]] = {name: [] for name in apps}
         cpu: dict[str, list[float]] = {name: [] for name in apps}
@@ -199,10 +204,14 @@ def turn_section(apps: dict[str, Any], rounds: int, turns: int, threads: int) ->
         for i in range(turns):
             for name, app in apps.items():
                 before = SENDS.count
+                usage = resource.getrusage(resource.RUSAGE_SELF)
                 started_cpu = time.process_time()
                 times[name].append(turn_ms(app, f"r{round_no}-{name}-{i // threads}"))
                 # the process's CPU, all threads: less moved by other processes than wall time
                 cpu[name].append((time.process_time() - started_cpu) * 1000)
+                after = resource.getrusage(resource.RUSAGE_SELF)
+                kernel[name] += after.ru_stime - usage.ru_stime
+                switches[name] += after.ru_nvcsw - usage.ru_nvcsw
                 sends[name] += SENDS.count - before
         for name, app in apps.items():
             samples[name].append(statistics.median(times[name]))
@@ -226,6 +235,8 @@ def turn_section(apps: dict[str, Any], rounds: int, turns: int, threads: int) ->
             "cpu_ms": spread(cpu_samples[name]),
             "cpu_vs_bare": spread(cpu_ratios),
             "supersteps_per_turn": steps[name] / (rounds * turns),
+            "kernel_cpu_ms_per_turn": 1000 * kernel[name] / (rounds * turns),
+            "voluntary_switches_per_turn": switches[name] / (rounds * turns),
         }
         if sends[name]:
             out[name]["redis_round_trips_per_superstep"] = sends[name] / steps[name]
@@ -412,7 +423,7 @@ def print_table(results: dict[str, Any]) -> None:
     print("\n== turn: bare LangGraph vs ours (median of rounds, (min–max)) ==")
     print(
         f"{'variant':<30} {'turn ms':>22} {'× bare':>18} {'CPU × bare':>18} "
-        f"{'× ours in-mem thrpt':>20} {'steps':>6} {'RT/step':>8}"
+        f"{'× ours in-mem thrpt':>20} {'steps':>6} {'RT/step':>8} {'sys ms':>7} {'sleeps':>7}"
     )
     for name, row in results["turn"].items():
         rt = row.get("redis_round_trips_per_superstep")
@@ -420,8 +431,10 @@ def print_table(results: dict[str, Any]) -> None:
             f"{name:<30} {fmt(row['turn_ms']):>22} {fmt(row['vs_bare']):>18} "
             f"{fmt(row['cpu_vs_bare']):>18} "
             f"{fmt(row['throughput_vs_ours_in_memory']):>20} {row['supersteps_per_turn']:>6.1f} "
-            f"{(f'{rt:.2f}' if rt is not None else '-'):>8}"
+            f"{(f'{rt:.2f}' if rt is not None else '-'):>8} "
+            f"{row['kernel_cpu_ms_per_turn']:>7.2f} {row['voluntary_switches_per_turn']:>7.1f}"
         )
+    print("(sys ms: the kernel's CPU per turn; sleeps: the threads' voluntary context switches)")
     ex = results["executor"]
     print("\n== executor per call (µs) ==")
     print(
@@ -456,6 +469,21 @@ def print_table(results: dict[str, Any]) -> None:
     )
 
 
+def _bar_colour(name: str) -> str:
+    """One colour per kind of variant: bare, skeletons, ours by saver."""
+    for part, colour in (
+        ("bare", "#888"),
+        ("skeleton", "#7c7"),
+        ("unix", "#e88"),
+        ("Redis", "#c33"),
+        ("SQLite", "#e92"),
+        ("no trace", "#8bd"),
+    ):
+        if part in name:
+            return colour
+    return "#27a"
+
+
 def draw(results: dict[str, Any], path: Path) -> None:
     """Two panels: turn time per variant with spread, and the growth of one thread."""
     import matplotlib  # noqa: PLC0415 - only the chart needs it
@@ -473,7 +501,7 @@ def draw(results: dict[str, Any], path: Path) -> None:
         medians,
         yerr=[lows, highs],
         capsize=4,
-        color=["#888", "#2a7", "#7c7", "#27a", "#a42"][: len(names)],
+        color=[_bar_colour(name) for name in names],
     )
     for bar, name in zip(bars, names, strict=True):
         ratio = results["turn"][name]["vs_bare"]["median"]
@@ -546,6 +574,7 @@ def main() -> None:
     started = time.perf_counter()
     try:
         redis_url = server.url
+        unix_url = f"unix://{server.unix_socket}"  # the same server, without loopback TCP
 
         def ours(saver: Any, transcript: Any) -> Any:
             return build_graph(
@@ -567,6 +596,9 @@ def main() -> None:
             "ours, no trace": untraced(settings, db, transcript),
             "ours, SQLite": ours(sqlite_saver, transcript),
             "ours, Redis": ours(PlainRedisSaver.from_url(redis_url), redis_transcript),
+            "ours, Redis, unix socket": ours(
+                PlainRedisSaver.from_url(unix_url), RedisTranscriptStore(Redis.from_url(unix_url))
+            ),
         }
         results: dict[str, Any] = {
             "machine": {
