@@ -67,6 +67,25 @@ _ANY_DEPARTMENT = re.compile(
 """Booking a department this clinic may not have ("约个牙科", "看眼科的号"): an appointment
 still, and the clinic's own list answers which departments there are. "科" must end the
 word, so "看一下科技新闻" is no department."""
+ELSEWHERE = (
+    "妇产科",
+    "耳鼻喉科",
+    "口腔科",
+    "神经科",
+    "精神科",
+    "心理科",
+    "康复科",
+    "急诊科",
+    "肿瘤科",
+    "泌尿科",
+    "消化科",
+    "呼吸科",
+    "中医科",
+    "整形科",
+)
+"""Departments of more than one character before 科 that other hospitals have; any other
+department the user names is read as one character and 科 ("约个周三下午的牙科" → 牙科:
+the words before it are the day)."""
 
 
 def support(text: str) -> Iterator[tuple[str, float, str]]:
@@ -92,7 +111,22 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
         if name in lowered:
             slots["department"] = canonical
             break
+    invalid: dict[str, str] = {}
+    if "department" not in slots and (elsewhere := department_not_here(lowered)):
+        invalid["department"] = f"{elsewhere}: not_offered"
     day = find_date(text, today)
     if day is not None:
         slots["day"] = day.isoformat()
-    return SlotResult(slots=slots)
+    return SlotResult(slots=slots, invalid=invalid)
+
+
+def department_not_here(lowered: str) -> str | None:
+    """Return the department a booking names that this clinic does not have, if any."""
+    found = _ANY_DEPARTMENT.search(lowered)
+    if found is None:
+        return None
+    named = found.group(0)[: found.group(0).rindex("科") + 1]
+    for name in ELSEWHERE:
+        if named.endswith(name):
+            return name
+    return named[-2:]

@@ -11,6 +11,11 @@ WORDING: Wording = {
         "zh": "科室（内科、儿科、皮肤科）",
         "en": "department (internal medicine, pediatrics, dermatology)",
     },
+    "invalid.department": {
+        "zh": "我们这里没有{value}，可以预约的科室有：内科、儿科、皮肤科。请问挂哪个科？",
+        "en": "There is no {value} here; you can book internal medicine, pediatrics or"
+        " dermatology. Which one?",
+    },
     "slot.day": {
         "zh": "就诊日期",
         "en": "day",

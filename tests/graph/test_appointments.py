@@ -150,3 +150,18 @@ def test_missing_details_are_asked_for_and_a_full_day_is_said(make_app, db):
     app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
     again = say(app, ASK, thread="t2", context=Context(user_id="u_10002", user_role="customer"))
     assert "没有可预约的号" in again["messages"][-1].content
+
+
+def test_a_department_the_clinic_lacks_is_named_and_the_ones_it_has_offered(make_app, db):
+    app = make_app()
+    first = say(app, "帮我约个6月20号下午的牙科")
+    reply = first["messages"][-1].content
+    assert "没有牙科" in reply and "内科、儿科、皮肤科" in reply
+    assert first["invalid_slots"] == {"department": "牙科: not_offered"}
+    assert appointments(db) == []  # nothing held or booked for a department that is not here
+    # the day is kept; naming a department the clinic has goes on to the confirmation
+    second = say(app, "那就皮肤科吧")
+    assert second["invalid_slots"] == {}
+    assert second["slots"]["day"] == "2024-06-20" and second["slots"]["department"] == "皮肤科"
+    payload = app.get_state(CONFIG).tasks[0].interrupts[0].value
+    assert "皮肤科" in payload["question"] and "赵医生" in payload["question"]

@@ -16,6 +16,7 @@ from nodes.understanding import (
     detect_language,
 )
 from scenarios import SCENARIOS
+from scenarios.appointment.understanding import extract as appointment_extract
 from scenarios.transfer.understanding import extract as transfer_extract
 
 U = RuleBasedUnderstanding(ScenarioSet(SCENARIOS))
@@ -295,3 +296,24 @@ def test_booking_a_department_the_clinic_lacks_is_still_an_appointment(text):
 def test_a_word_ending_in_ke_that_is_no_department_books_nothing(text):
     result = U.classify(text)
     assert result.intent != "BOOK_APPOINTMENT" or result.confidence < CONFIDENCE_THRESHOLD
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("帮我约个周三下午的牙科", "牙科"),
+        ("我想看眼科", "眼科"),
+        ("明天能看妇产科吗", "妇产科"),
+        ("挂个耳鼻喉科的号", "耳鼻喉科"),
+    ],
+)
+def test_a_department_the_clinic_lacks_is_an_invalid_slot_naming_it(text, named):
+    found = appointment_extract(text, "BOOK_APPOINTMENT", today=date(2026, 12, 1))
+    assert "department" not in found.slots
+    assert found.invalid == {"department": f"{named}: not_offered"}
+
+
+@pytest.mark.parametrize("text", ["帮我约个明天的皮肤科", "心内科还有号吗", "我想挂号"])
+def test_a_department_the_clinic_has_or_none_named_is_not_invalid(text):
+    found = appointment_extract(text, "BOOK_APPOINTMENT", today=date(2026, 12, 1))
+    assert found.invalid == {}
