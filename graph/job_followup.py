@@ -34,6 +34,11 @@ IDLE_WAIT_S = 60.0
 class ThreadActivity(BaseCallbackHandler):
     """Count the graph runs in progress per thread (root runs only)."""
 
+    run_inline = True
+    """Called where the event happens: in an async run, LangChain otherwise sends every
+    chain start and end of every node to a worker thread and waits for it (14 hand-offs a
+    turn, a quarter of an async turn), for a counter update under a lock."""
+
     def __init__(self) -> None:
         """Start with no runs."""
         self._active: Counter[str] = Counter()

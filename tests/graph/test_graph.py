@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 
 import pytest
@@ -173,3 +175,39 @@ async def test_async_invocation(app):
         context=ALICE,
     )
     assert "out for delivery" in out["messages"][-1].content
+
+
+def test_every_callback_of_the_graph_runs_where_its_event_happens(app):
+    # a handler that is not ``run_inline`` makes LangChain send each of its events in an
+    # async run to a worker thread and wait: one ThreadActivity like that cost a quarter
+    # of an async turn (fourteen hand-offs)
+    handlers = app.config["callbacks"]
+    assert handlers, "the trace and the thread activity are attached"
+    assert {type(h).__name__ for h in handlers} >= {"TraceRecorder", "ThreadActivity"}
+    assert all(h.run_inline for h in handlers)
+
+
+async def test_an_async_turn_sends_no_callback_event_to_a_thread(app, monkeypatch):
+    loop = asyncio.get_running_loop()
+    handlers = list(app.config["callbacks"])
+    sent_to_threads: list[str] = []
+    original = loop.run_in_executor
+
+    def counting(executor, func, *args):  # type: ignore[no-untyped-def]
+        # LangChain sends a handler's event as partial(context.run, handler.on_..., ...)
+        parts = list(func.args) if isinstance(func, functools.partial) else [func]
+        for part in parts:
+            owner = getattr(part, "__self__", None)
+            if any(owner is h for h in handlers):
+                sent_to_threads.append(f"{type(owner).__name__}.{part.__name__}")
+        return original(executor, func, *args)
+
+    monkeypatch.setattr(loop, "run_in_executor", counting)
+    out = await app.ainvoke(
+        {"messages": [("user", "OD-20240618-001 到哪了")]},
+        {"configurable": {"thread_id": "async-inline"}},
+        context=ALICE,
+    )
+    assert "配送中" in out["messages"][-1].content
+    # LangGraph still runs sync nodes and routers in threads; no callback event goes there
+    assert sent_to_threads == []
