@@ -2,16 +2,20 @@
 
 The checkpoint saver sends two script calls a superstep and the transcript one a turn; each
 went through the pool, a health poll, the retry wrapper and the response callbacks.
+``Direct`` is the sync client's short path, ``AsyncDirect`` the async client's.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
-from collections.abc import Callable
+import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis import Redis
+from redis.asyncio import Redis as AsyncRedis
 
 
 class Direct:
@@ -95,4 +99,83 @@ class Direct:
             self._opened -= 1
 
 
-__all__ = ["Direct"]
+class AsyncDirect:
+    """``Direct`` for the async client: ``EVALSHA`` on kept connections of the running loop.
+
+    Through ``redis.asyncio`` a script call cost 121 µs of CPU against 81 µs for packing,
+    sending and reading the reply on a connection (the pool's lock, the retry wrapper, the
+    script's own ``EVALSHA``-then-``EVAL`` path, the response callbacks). An asyncio
+    connection belongs to the event loop that opened it, so connections are kept per loop.
+    Anything unusual (none free, an error reply such as ``NOSCRIPT``, a dropped socket)
+    takes the client's own path; a call cancelled or failed half-way closes its connection,
+    so no reply is ever read by the wrong call.
+    """
+
+    def __init__(self, client: AsyncRedis, size: int = 8) -> None:
+        """Keep up to ``size`` connections of ``client``'s pool per event loop."""
+        self.client = client
+        self.size = size
+        self._idle: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._opened: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, int] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._pid = os.getpid()
+
+    def connections(self) -> int:
+        """Tell how many connections the short path holds on the running loop."""
+        return self._opened.get(asyncio.get_running_loop(), 0)
+
+    def bind(self, script: Any) -> Callable[..., Awaitable[Any]]:
+        """Return ``script``'s call, taking the short path when it can."""
+
+        async def call(keys: list[Any], args: list[Any]) -> Any:
+            loop = asyncio.get_running_loop()
+            connection = await self._take(loop)
+            if connection is not None:
+                try:
+                    await connection.send_packed_command(
+                        connection.pack_command("EVALSHA", script.sha, len(keys), *keys, *args),
+                        check_health=False,
+                    )
+                    reply = await connection.read_response()
+                    if isinstance(reply, Exception):
+                        raise reply
+                except Exception:  # noqa: BLE001 - the client's path below handles it
+                    await self._drop(loop, connection)
+                except BaseException:  # cancelled half-way: the reply must not be left
+                    await self._drop(loop, connection)
+                    raise
+                else:
+                    self._idle.setdefault(loop, []).append(connection)
+                    return reply
+            return await script(keys=keys, args=args)
+
+        return call
+
+    async def _take(self, loop: asyncio.AbstractEventLoop) -> Any:
+        if self._pid != os.getpid():  # a forked child: the parent's sockets are not ours
+            self._idle, self._opened = weakref.WeakKeyDictionary(), weakref.WeakKeyDictionary()
+            self._pid = os.getpid()
+        idle = self._idle.get(loop)
+        if idle:
+            return idle.pop()  # one loop, one task at a time here: no two get one connection
+        if self._opened.get(loop, 0) >= self.size:
+            return None
+        self._opened[loop] = self._opened.get(loop, 0) + 1
+        try:  # from the pool, so it counts against the pool's limit, and goes back to it
+            return await self.client.connection_pool.get_connection()
+        except Exception:  # noqa: BLE001 - the client's path reports what is wrong
+            self._opened[loop] -= 1
+            return None
+
+    async def _drop(self, loop: asyncio.AbstractEventLoop, connection: Any) -> None:
+        self._opened[loop] = max(0, self._opened.get(loop, 1) - 1)
+        try:
+            await connection.disconnect()
+        finally:
+            await self.client.connection_pool.release(connection)
+
+
+__all__ = ["AsyncDirect", "Direct"]

@@ -19,6 +19,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
 from redis import Redis
+from redis.asyncio import Redis as AsyncRedis
 from redis.connection import AbstractConnection
 
 from graph import time_travel
@@ -28,6 +29,7 @@ from graph.checkpoint.plain_redis import PlainRedisSaver, layout, lua
 from state import Context
 from tests.conftest import ALICE, BOB, fast_executor, say
 from tests.services import RedisServer
+from tools.redis_direct import AsyncDirect
 from tools.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -407,3 +409,68 @@ def test_script_calls_take_the_short_path_and_fall_back_when_it_fails(redis_url,
     history = list(app.get_state_history({"configurable": {"thread_id": "short"}}))
     assert sum(1 for s in history if s.metadata["source"] == "input") == 2
     assert app.get_state({"configurable": {"thread_id": "short"}}).values["messages"]
+
+
+SLOW = """
+local t0 = redis.call('TIME')
+local start = tonumber(t0[1]) * 1000000 + tonumber(t0[2])
+while true do
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000000 + tonumber(t[2]) - start > tonumber(ARGV[1]) then break end
+end
+return ARGV[2]
+"""
+"""Answer ``ARGV[2]`` after keeping the server busy ``ARGV[1]`` µs: a call to cancel mid-way."""
+
+
+async def test_async_script_calls_take_the_short_path_and_fall_back_when_it_fails(redis_url):
+    client = AsyncRedis.from_url(redis_url)
+    scripts = lua.register(client)
+    direct = scripts.direct
+    assert isinstance(direct, AsyncDirect)
+    echo = client.register_script("return ARGV[1]")
+    call = direct.bind(echo)
+    Redis.from_url(redis_url).script_flush()
+    assert await call(["k"], ["one"]) == b"one"  # NOSCRIPT on the short path: the client loads it
+    assert await call(["k"], ["two"]) == b"two"
+    assert direct.connections() >= 1
+    admin = Redis.from_url(redis_url)
+    for i in range(12):  # more kills than the short path keeps
+        admin.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+        assert await call(["k"], [f"after kill {i}"]) == f"after kill {i}".encode()
+    replies = await asyncio.gather(*(call(["k"], [str(i)]) for i in range(20)))
+    assert replies == [str(i).encode() for i in range(20)]  # each call its own reply
+    assert direct.connections() <= direct.size
+    await client.aclose()
+
+
+async def test_an_async_call_cancelled_half_way_leaves_no_reply_for_the_next(redis_url):
+    client = AsyncRedis.from_url(redis_url)
+    direct = AsyncDirect(client, size=1)  # one kept connection: the next call would get it
+    slow = direct.bind(client.register_script(SLOW))
+    await slow(["k"], [0, "loaded"])
+    task = asyncio.create_task(slow(["k"], [200_000, "stale"]))
+    await asyncio.sleep(0.05)  # sent, the server still busy with it
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert direct.connections() == 0  # the connection that owed a reply was closed
+    assert await slow(["k"], [0, "fresh"]) == b"fresh"
+    await client.aclose()
+
+
+async def test_the_async_saver_takes_the_short_path_through_a_whole_thread(redis_url, db):
+    saver = PlainRedisSaver.from_url(redis_url)
+    app = build_graph(
+        checkpointer=saver, database_factory=lambda: db, executor_factory=fast_executor
+    )
+    config = {"configurable": {"thread_id": "async-short"}}
+    for _ in range(3):
+        out = await app.ainvoke(
+            {"messages": [("user", "OD-20240618-001 到哪了")]}, config, context=ALICE
+        )
+        assert "正在配送中" in out["messages"][-1].content
+    direct = saver._async_scripts().direct
+    assert isinstance(direct, AsyncDirect) and direct.connections() >= 1
+    history = [s async for s in app.aget_state_history(config)]
+    assert sum(1 for s in history if s.metadata["source"] == "input") == 3

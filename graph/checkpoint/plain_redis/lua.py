@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from redis import Redis
+from redis.asyncio import Redis as AsyncRedis
 
-from tools.redis_direct import Direct
+from tools.redis_direct import AsyncDirect, Direct
 
 PUT = """
 local ttl = tonumber(ARGV[1])
@@ -126,14 +127,14 @@ class Scripts:
     """Store pending writes."""
     get: Any
     """Read a checkpoint with its values and writes."""
-    direct: Direct | None = None
-    """The short path the three calls take, on a standalone sync client."""
+    direct: Direct | AsyncDirect | None = None
+    """The short path the three calls take, on a standalone client."""
 
 
 def register(client: Any) -> Scripts:
     """Register the scripts on ``client``; they are sent by hash, loaded on first use.
 
-    On a standalone sync client the calls take ``Direct``'s short path.
+    On a standalone client the calls take the short path (``Direct``, ``AsyncDirect``).
     """
     put = client.register_script(PUT)
     put_writes = client.register_script(PUT_WRITES)
@@ -145,5 +146,13 @@ def register(client: Any) -> Scripts:
             put_writes=direct.bind(put_writes),
             get=direct.bind(get),
             direct=direct,
+        )
+    if type(client) is AsyncRedis:
+        adirect = AsyncDirect(client)
+        return Scripts(
+            put=adirect.bind(put),
+            put_writes=adirect.bind(put_writes),
+            get=adirect.bind(get),
+            direct=adirect,
         )
     return Scripts(put=put, put_writes=put_writes, get=get)
