@@ -9,6 +9,7 @@ ratios. Sections:
   our turn in rules mode on InMemorySaver, SQLite and Redis (over loopback TCP and over a
   unix socket), same message, threads of ``--thread-turns`` turns; Redis round trips per
   superstep, the kernel's CPU per turn and the threads' voluntary context switches.
+- async: the same turn through ``ainvoke`` on InMemorySaver and Redis (TCP, unix socket).
 - executor: one call through the action executor against calling the handler directly.
 - savers: history read (50 checkpoints) per saver; throughput comes from the turn section.
 - growth: one thread of ``--growth-turns`` turns on SQLite: checkpoint bytes and turn latency
@@ -383,6 +384,45 @@ def parallel_section(sleep_s: float = 0.2, calls: int = 8) -> dict[str, Any]:
     }
 
 
+def async_section(apps: dict[str, Any], rounds: int, turns: int, threads: int) -> dict[str, Any]:
+    """The same turn through ``ainvoke``, one conversation at a time, rounds interleaved.
+
+    LangGraph's SQLite saver has no async API, so the savers here are memory and Redis.
+    """
+
+    async def one(app: Any, thread: str) -> float:
+        started = time.perf_counter()
+        config = {"configurable": {"thread_id": thread}}
+        await app.ainvoke({"messages": [("user", MESSAGE)]}, config, context=ALICE)
+        return (time.perf_counter() - started) * 1000
+
+    async def everything() -> dict[str, list[float]]:
+        for name, app in apps.items():
+            for i in range(5):
+                await one(app, f"awarm-{name}-{i}")
+        samples: dict[str, list[float]] = {name: [] for name in apps}
+        for round_no in range(rounds):
+            times: dict[str, list[float]] = {name: [] for name in apps}
+            for i in range(turns):
+                for name, app in apps.items():
+                    times[name].append(await one(app, f"a{round_no}-{name}-{i // threads}"))
+            for name in apps:
+                samples[name].append(statistics.median(times[name]))
+        return samples
+
+    samples = asyncio.run(everything())
+    memory = samples["ours, in-memory, async"]
+    return {
+        name: {
+            "turn_ms": spread(values),
+            "throughput_vs_ours_in_memory": spread(
+                [m / v for v, m in zip(values, memory, strict=True)]
+            ),
+        }
+        for name, values in samples.items()
+    }
+
+
 def concurrent_section(app: Any, threads: int, turns: int) -> dict[str, Any]:
     """``threads`` conversations at once through ``ainvoke``, each ``turns`` turns in order."""
     latencies: list[float] = []
@@ -435,6 +475,10 @@ def print_table(results: dict[str, Any]) -> None:
             f"{row['kernel_cpu_ms_per_turn']:>7.2f} {row['voluntary_switches_per_turn']:>7.1f}"
         )
     print("(sys ms: the kernel's CPU per turn; sleeps: the threads' voluntary context switches)")
+    print("\n== async turn (ainvoke), same message: ms, × ours in-memory async ==")
+    for name, row in results["async"].items():
+        ratio = fmt(row["throughput_vs_ours_in_memory"])
+        print(f"{name:<34} {fmt(row['turn_ms']):>22} {ratio:>20}")
     ex = results["executor"]
     print("\n== executor per call (µs) ==")
     print(
@@ -611,6 +655,17 @@ def main() -> None:
         }
         print(f"turn section: {rounds} rounds × {turns} turns per variant", flush=True)
         results["turn"] = turn_section(apps, rounds, turns, thread_turns)
+        print("async section", flush=True)
+        results["async"] = async_section(
+            {
+                "ours, in-memory, async": apps["ours, in-memory"],
+                "ours, Redis, async": apps["ours, Redis"],
+                "ours, Redis, unix socket, async": apps["ours, Redis, unix socket"],
+            },
+            rounds,
+            turns,
+            thread_turns,
+        )
         print("executor section", flush=True)
         results["executor"] = executor_section(rounds, 500 if quick else 2000)
         print("history section", flush=True)
