@@ -139,20 +139,16 @@ def register(client: Any) -> Scripts:
     put = client.register_script(PUT)
     put_writes = client.register_script(PUT_WRITES)
     get = client.register_script(GET)
+    short: Direct | AsyncDirect | None = None
     if isinstance(client, Redis):
-        direct = Direct(client)
+        short = Direct(client)
+    elif type(client) is AsyncRedis:
+        short = AsyncDirect(client)
+    if short is not None:
         return Scripts(
-            put=direct.bind(put),
-            put_writes=direct.bind(put_writes),
-            get=direct.bind(get),
-            direct=direct,
-        )
-    if type(client) is AsyncRedis:
-        adirect = AsyncDirect(client)
-        return Scripts(
-            put=adirect.bind(put),
-            put_writes=adirect.bind(put_writes),
-            get=adirect.bind(get),
-            direct=adirect,
+            put=short.bind(put),
+            put_writes=short.bind(put_writes),
+            get=short.bind(get),
+            direct=short,
         )
     return Scripts(put=put, put_writes=put_writes, get=get)
