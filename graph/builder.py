@@ -50,7 +50,9 @@ from tools.job_bodies import JOBS
 from tools.trace_callbacks import trace_callbacks
 from tools.transcript import TranscriptStore, open_transcript_store
 
-SAME_STEP = frozenset({"slot_filling", "reply"})
+_PAIRS = {"intent": "slot_filling", "tool": "reply"}
+"""The node whose superstep another may share, mapped to that node (``nodes.fusion``)."""
+SAME_STEP = frozenset(_PAIRS.values())
 """Nodes that run in the superstep of the node before them when its edge leads to them:
 slot filling after intent, the reply after the tool (``nodes.fusion``)."""
 
@@ -149,10 +151,6 @@ def make_builder(
     builder.add_edge("handoff", END)
     builder.add_edge("job_update", END)
     return builder
-
-
-_PAIRS = {"intent": "slot_filling", "tool": "reply"}
-"""Each node of ``SAME_STEP`` after the node whose superstep it shares."""
 
 
 def _kept_apart(interrupt_before: Any, interrupt_after: Any) -> set[str]:
