@@ -23,6 +23,9 @@ CUES: dict[str, Cues] = {
         ("专家号", 1.2),
         ("还有号", 1.0),
         ("有号吗", 1.0),
+        ("有号没", 1.0),
+        ("牙医", 1.0),
+        ("看牙", 1.0),
         ("挂一个", 0.6),
         ("挂个", 0.6),
         ("医院", 0.6),
@@ -86,6 +89,12 @@ ELSEWHERE = (
 """Departments of more than one character before 科 that other hospitals have; any other
 department the user names is read as one character and 科 ("约个周三下午的牙科" → 牙科:
 the words before it are the day)."""
+_DEPARTMENT_ASKED = re.compile(
+    r"[\u4e00-\u9fff]{1,4}科(?:室)?(?=(?:还|今天|明天|后天)?有号|的号|能挂|可以挂|能约|可以约)"
+)
+"""A department asked about with no verb before it ("眼科有号没", "骨科明天有号吗")."""
+ELSEWHERE_WORDS = {"牙医": "牙科", "看牙": "牙科", "dentist": "dentistry", "dental": "dentistry"}
+"""Words for a department this clinic does not have, said without naming it."""
 
 
 def support(text: str) -> Iterator[tuple[str, float, str]]:
@@ -122,9 +131,9 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
 
 def department_not_here(lowered: str) -> str | None:
     """Return the department a booking names that this clinic does not have, if any."""
-    found = _ANY_DEPARTMENT.search(lowered)
+    found = _ANY_DEPARTMENT.search(lowered) or _DEPARTMENT_ASKED.search(lowered)
     if found is None:
-        return None
+        return next((name for word, name in ELSEWHERE_WORDS.items() if word in lowered), None)
     named = found.group(0)[: found.group(0).rindex("科") + 1]
     for name in ELSEWHERE:
         if named.endswith(name):

@@ -59,6 +59,14 @@ _BARE_AMOUNT = re.compile(
 )
 """A number with no currency, between a transfer verb and its payee ("transfer 300 to
 ACC-2001", "转300给ACC-2001"): the amount. The confirmation shows it before anything moves."""
+_NUMERALS = "零〇一二两三四五六七八九十百千万壹贰叁肆伍陆柒捌玖拾佰仟"
+_PAYEE_THEN_AMOUNT = re.compile(
+    rf"ACC-\d{{4}}\s*(?:转账?|汇款?|打)\s*(\d{{1,9}}(?:\.\d{{1,2}})?|[{_NUMERALS}]+)"
+    r"\s*(?=$|[，,。.!！?？~])",
+    re.IGNORECASE,
+)
+"""The payee, a transfer verb, then a number ending the sentence ("给ACC-2001转五百",
+"给ACC-2001转500"): the amount, with no currency said. The confirmation shows it."""
 _CHINESE_AMOUNT = re.compile(
     r"([零〇一二两三四五六七八九十百千万壹贰叁肆伍陆柒捌玖拾佰仟]+(?:点[零〇一二三四五六七八九]+)?)"
     r"\s*(?:元|块)(?![零〇一二两三四五六七八九\d])"
@@ -80,12 +88,19 @@ def _amount_cents(text: str) -> int | None:
     if bare := _BARE_AMOUNT.search(text):
         return round(float(bare.group(1)) * 100)
     if chinese := _CHINESE_AMOUNT.search(text):
-        try:
-            value = cn2an.cn2an(chinese.group(1), "smart")
-        except ValueError:  # not a well-formed numeral ("百百"): ask rather than guess
-            return None
-        return round(float(value) * 100) if value > 0 else None
+        return _numeral_cents(chinese.group(1))
+    if after_payee := _PAYEE_THEN_AMOUNT.search(text):
+        return _numeral_cents(after_payee.group(1))
     return None
+
+
+def _numeral_cents(numeral: str) -> int | None:
+    """Return a number in digits or Chinese numerals in cents; ``None`` unless above zero."""
+    try:
+        value = cn2an.cn2an(numeral, "smart")
+    except ValueError:  # not a well-formed numeral ("百百"): ask rather than guess
+        return None
+    return round(float(value) * 100) if value > 0 else None
 
 
 def support(text: str) -> Iterator[tuple[str, float, str]]:

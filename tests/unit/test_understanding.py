@@ -196,6 +196,9 @@ def test_reconsider_tolerates_typos():
         ("转两千零五十元到ACC-2001", 205_000),
         ("给 ACC-3001 汇一万二千元", 1_200_000),
         ("转ACC-2001三块五", None),  # 3.50 in speech: asked for, not read as 3
+        ("给ACC-2001转五百", 50_000),  # payee, verb, a number ending the sentence
+        ("给ACC-2001转500。", 50_000),
+        ("给ACC-2001转五百次", None),  # not the end of the sentence: no amount
     ],
 )
 def test_the_transfer_amount_with_or_without_a_currency_or_digits(text, cents):
@@ -235,6 +238,10 @@ def test_a_transfer_word_without_an_amount_is_no_confident_transfer(text):
         ("给老婆转点钱", "TRANSFER_MONEY"),
         ("皮肤科明天还有号吗", "BOOK_APPOINTMENT"),
         ("挂个内科", "BOOK_APPOINTMENT"),
+        ("下礼拜一想去看下牙医", "BOOK_APPOINTMENT"),
+        ("眼科有号没", "BOOK_APPOINTMENT"),
+        ("骑手咋还不来 饿死了 OD-20240618-001", "URGE_DELIVERY"),
+        ("这单不要了 OD-20240618-001", "CANCEL_ORDER"),
     ],
 )
 def test_phrasings_outside_the_labelled_rows(text, intent):
@@ -305,6 +312,9 @@ def test_a_word_ending_in_ke_that_is_no_department_books_nothing(text):
         ("我想看眼科", "眼科"),
         ("明天能看妇产科吗", "妇产科"),
         ("挂个耳鼻喉科的号", "耳鼻喉科"),
+        ("我想问眼科有号没", "眼科"),  # asked about, no verb before it
+        ("下礼拜一想去看下牙医", "牙科"),  # named by the doctor, not the department
+        ("i need a dentist tomorrow", "dentistry"),
         ("帮我约个明天的皮肤科", None),  # the clinic has it
         ("心内科还有号吗", None),  # read as 内科
         ("我想挂号", None),  # none named
