@@ -258,6 +258,7 @@ class LockedGraph:
         try:
             return self.app.invoke(input, config, **kwargs)
         finally:
+            self._flush()
             lease.release()
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:  # noqa: A002
@@ -285,6 +286,7 @@ class LockedGraph:
         try:
             yield from self.app.stream(input, config, **kwargs)
         finally:
+            self._flush()
             lease.release()
 
     async def astream(
@@ -306,6 +308,12 @@ class LockedGraph:
                 yield chunk
         finally:
             await asyncio.to_thread(lease.release)
+
+    def _flush(self) -> None:
+        """Have the turn's writes acknowledged before another worker may take the thread."""
+        flush = getattr(getattr(self.app, "checkpointer", None), "flush", None)
+        if callable(flush):
+            flush()
 
     async def _aacquire(self, thread: str) -> Lease | None:
         """Poll for the lease with ``asyncio.sleep`` so other threads' turns keep running."""

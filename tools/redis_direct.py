@@ -12,10 +12,22 @@ import os
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
+from redis.exceptions import ResponseError
+
+
+@dataclass(frozen=True)
+class _Owed:
+    """A call sent on a kept connection whose reply has not been read yet."""
+
+    seq: int
+    script: Any
+    keys: list[Any]
+    args: list[Any]
 
 
 class Direct:
@@ -30,6 +42,15 @@ class Direct:
     to values the call carries), so anything unusual (all kept connections busy, an error
     reply such as ``NOSCRIPT``, a dropped socket) takes the client's own path, which loads
     scripts and reconnects.
+
+    A write bound with ``reply="later"`` returns once its request is on the socket, and its
+    reply is read by the next call on that connection or by ``flush``. LangGraph waits for
+    each step's checkpoint before the next step (``durability="sync"``); waiting for the
+    reply as well put a loopback round trip and two thread wake-ups on the turn's critical
+    path four times a turn. A reply that is an error, or a socket that drops before its
+    reply, sends that write again through the client's path, and what that raises is
+    raised by the call (or ``flush``) that read it. ``flush`` reads every reply owed before
+    it began, so a read after ``flush`` sees every write that returned before it.
     """
 
     def __init__(self, client: Redis, size: int = 4) -> None:
@@ -39,6 +60,12 @@ class Direct:
         self._idle: list[Any] = []
         self._opened = 0
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)
+        self._owed: dict[int, list[_Owed]] = {}  # id(connection) -> its unread replies
+        self._unread: set[int] = set()  # the sequence numbers of every unread reply
+        self._seq = 0
+        self.sent_later = 0
+        """Calls sent without waiting for their reply, since the start (for benchmarks)."""
         self._pid = os.getpid()
 
     @property
@@ -46,27 +73,71 @@ class Direct:
         """Tell how many connections the short path holds now."""
         return self._opened
 
-    def bind(self, script: Any) -> Callable[..., Any]:
-        """Return ``script``'s call, taking the short path when it can."""
+    @property
+    def unread(self) -> int:
+        """Tell how many replies of writes that already returned are still unread."""
+        return len(self._unread)
+
+    def bind(self, script: Any, *, reply: Literal["now", "later"] = "now") -> Callable[..., Any]:
+        """Return ``script``'s call, taking the short path when it can.
+
+        ``reply="later"`` is for writes only: the call returns ``None`` once sent.
+        """
+        later = reply == "later"
 
         def call(keys: list[Any], args: list[Any]) -> Any:
             connection = self._take()
             if connection is not None:
-                try:
-                    reply = self._send(connection, script.sha, keys, args)
-                except Exception:  # noqa: BLE001 - the client's path below handles it
-                    self._drop(connection)
-                else:
-                    self._idle.append(connection)
-                    return reply
+                usable, error = self._settle(connection)
+                if error is not None:
+                    if usable:
+                        self._idle.append(connection)
+                    raise error
+                if usable:
+                    try:
+                        if later:
+                            self._send_only(connection, script, keys, args)
+                            answer = None
+                        else:
+                            answer = self._send(connection, script.sha, keys, args)
+                    except Exception:  # noqa: BLE001 - the client's path below handles it
+                        self._drop(connection)
+                    else:
+                        self._idle.append(connection)
+                        return answer
             return script(keys=keys, args=args)
 
         return call
+
+    def flush(self) -> None:
+        """Read every reply owed when the call began; raise what a failed write raised."""
+        if not self._unread:
+            return
+        with self._lock:
+            target = self._seq
+        taken: list[Any] = []
+        while True:
+            try:
+                taken.append(self._idle.pop())
+            except IndexError:
+                break
+        error: Exception | None = None
+        for connection in taken:
+            usable, failed = self._settle(connection)
+            error = error or failed
+            if usable:
+                self._idle.append(connection)
+        with self._settled:  # the rest are on connections other threads hold: they read first
+            while any(seq < target for seq in self._unread):
+                self._settled.wait()
+        if error is not None:
+            raise error
 
     def _take(self) -> Any:
         if self._pid != os.getpid():  # a forked child: the parent's sockets are not ours
             with self._lock:
                 self._idle, self._opened, self._pid = [], 0, os.getpid()
+                self._owed, self._unread = {}, set()
         try:
             return self._idle.pop()  # atomic: no two threads get one connection
         except IndexError:
@@ -91,6 +162,56 @@ class Direct:
         if isinstance(reply, Exception):
             raise reply
         return reply
+
+    def _send_only(self, connection: Any, script: Any, keys: list[Any], args: list[Any]) -> None:
+        connection.send_packed_command(
+            connection.pack_command("EVALSHA", script.sha, len(keys), *keys, *args),
+            check_health=False,
+        )
+        with self._lock:
+            owed = _Owed(self._seq, script, keys, args)
+            self._seq += 1
+            self.sent_later += 1
+            self._unread.add(owed.seq)
+            self._owed.setdefault(id(connection), []).append(owed)
+
+    def _settle(self, connection: Any) -> tuple[bool, Exception | None]:
+        """Read ``connection``'s owed replies, sending refused writes again.
+
+        Return whether the connection is still usable, and the error of a write that
+        failed again through the client's path.
+        """
+        owed = self._owed.pop(id(connection), None)
+        if not owed:
+            return True, None
+        usable = True
+        again: list[_Owed] = []
+        for item in owed:
+            if usable:
+                try:
+                    reply = connection.read_response()
+                except ResponseError:  # an error reply: the connection is still in step
+                    pass
+                except Exception:  # noqa: BLE001 - the socket is gone: send the rest again
+                    usable = False
+                else:
+                    if not isinstance(reply, Exception):
+                        continue
+            again.append(item)
+        if not usable:
+            self._drop(connection)
+        error: Exception | None = None
+        try:
+            for item in again:
+                try:
+                    item.script(keys=item.keys, args=item.args)
+                except Exception as exc:  # noqa: BLE001 - raised by the call that read it
+                    error = error or exc
+        finally:
+            with self._settled:
+                self._unread.difference_update(item.seq for item in owed)
+                self._settled.notify_all()
+        return usable, error
 
     def _drop(self, connection: Any) -> None:
         connection.disconnect()

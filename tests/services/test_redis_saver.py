@@ -16,6 +16,7 @@ import ormsgpack
 import pytest
 import zstandard
 from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
 from redis import Redis
@@ -26,6 +27,7 @@ from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
 from graph.checkpoint.plain_redis import PlainRedisSaver, layout, lua
+from graph.run_lock import LockedGraph
 from state import Context
 from tests.conftest import ALICE, BOB, fast_executor, say
 from tests.services import RedisServer
@@ -474,3 +476,101 @@ async def test_the_async_saver_takes_the_short_path_through_a_whole_thread(redis
     assert isinstance(direct, AsyncDirect) and direct.connections() >= 1
     history = [s async for s in app.aget_state_history(config)]
     assert sum(1 for s in history if s.metadata["source"] == "input") == 3
+
+
+def _head(thread: str) -> tuple[dict[str, Any], Any]:
+    """A first checkpoint of ``thread``: its config and the checkpoint itself."""
+    return {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}, empty_checkpoint()
+
+
+def test_writes_return_once_sent_and_every_read_sees_them(redis_url):
+    saver = PlainRedisSaver.from_url(redis_url)
+    direct = saver._sync_scripts().direct
+    assert isinstance(direct, lua.Direct)
+    config, checkpoint = _head("later")
+    stored = saver.put(config, checkpoint, {"source": "input", "step": -1}, {})
+    saver.put_writes(stored, [("a", 1), ("b", 2)], "task-1")
+    # both returned once sent; the second, on the same connection, read the first's reply
+    assert direct.sent_later == 2 and direct.unread == 1
+    found = saver.get_tuple(stored)  # the read takes the replies first
+    assert found is not None and found.checkpoint["id"] == checkpoint["id"]
+    assert [(t, c, v) for t, c, v in found.pending_writes] == [
+        ("task-1", "a", 1),
+        ("task-1", "b", 2),
+    ]
+    assert direct.unread == 0
+    saver.put(config, {**checkpoint, "id": str(uuid.uuid4())}, {"source": "loop", "step": 0}, {})
+    assert len(list(saver.list({"configurable": {"thread_id": "later"}}))) == 2
+
+
+def test_a_refused_write_is_sent_again_and_one_refused_again_raises_at_the_next_call(redis_url):
+    admin = Redis.from_url(redis_url)
+    admin.script_flush()  # the short path's EVALSHA is refused with NOSCRIPT
+    saver = PlainRedisSaver.from_url(redis_url)
+    direct = saver._sync_scripts().direct
+    assert isinstance(direct, lua.Direct)
+    config, checkpoint = _head("refused")
+    stored = saver.put(config, checkpoint, {"source": "input", "step": -1}, {})
+    saver.flush()  # read NOSCRIPT, sent again through redis-py, which loads the script
+    assert direct.unread == 0
+    assert saver.get_tuple(stored) is not None
+    # a write that fails through redis-py too: the call that reads its reply raises it
+    admin.set(saver.keys_for("broken").writes, "not a hash")
+    broken, _ = _head("broken")
+    broken["configurable"]["checkpoint_id"] = checkpoint["id"]
+    assert saver.put_writes(broken, [("a", 1)], "task-1") is None
+    with pytest.raises(Exception, match="WRONGTYPE"):
+        saver.flush()
+    assert direct.unread == 0
+    saver.put_writes(stored, [("a", 1)], "task-2")  # the connection is still good
+    assert [w[:2] for w in saver.get_tuple(stored).pending_writes] == [("task-2", "a")]
+
+
+def test_a_socket_killed_before_its_reply_is_read_sends_the_write_again(redis_url):
+    saver = PlainRedisSaver.from_url(redis_url)
+    direct = saver._sync_scripts().direct
+    config, checkpoint = _head("killed")
+    stored = saver.put(config, checkpoint, {"source": "input", "step": -1}, {})
+    saver.put_writes(stored, [("a", 1)], "task-1")
+    admin = Redis.from_url(redis_url)
+    assert admin.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+    found = saver.get_tuple(stored)
+    assert found is not None and [w[:2] for w in found.pending_writes] == [("task-1", "a")]
+    assert len(list(saver.list({"configurable": {"thread_id": "killed"}}))) == 1  # once
+    assert direct is not None and direct.unread == 0
+
+
+def test_flush_reads_the_replies_of_writes_sent_from_every_thread(redis_url):
+    # LangGraph writes a step's tasks from several threads; a read after them sees them all
+    saver = PlainRedisSaver.from_url(redis_url)
+    direct = saver._sync_scripts().direct
+    config, checkpoint = _head("threads")
+    stored = saver.put(config, checkpoint, {"source": "input", "step": -1}, {})
+    threads = [
+        threading.Thread(target=saver.put_writes, args=(stored, [("n", i)], f"task-{i:02}"))
+        for i in range(16)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    saver.flush()
+    assert direct is not None and direct.unread == 0 and direct.connections <= direct.size
+    found = saver.get_tuple(stored)
+    assert sorted(v for _, _, v in found.pending_writes) == list(range(16))
+
+
+def test_a_locked_run_has_its_writes_answered_before_it_gives_the_thread_back(redis_url, db):
+    saver = PlainRedisSaver.from_url(redis_url)
+    app = build_graph(
+        checkpointer=saver, database_factory=lambda: db, executor_factory=fast_executor
+    )
+    locked = LockedGraph(app, Redis.from_url(redis_url), settings=Settings())
+    out = locked.invoke(
+        {"messages": [HumanMessage(content="OD-20240618-001 到哪了")]},
+        {"configurable": {"thread_id": "locked"}},
+        context=ALICE,
+    )
+    assert "正在配送中" in out["messages"][-1].content
+    direct = saver._sync_scripts().direct
+    assert direct is not None and direct.sent_later > 0 and direct.unread == 0

@@ -130,11 +130,17 @@ class Scripts:
     direct: Direct | AsyncDirect | None = None
     """The short path the three calls take, on a standalone client."""
 
+    def flush(self) -> None:
+        """Read the replies of writes that returned before their reply (sync short path)."""
+        if isinstance(self.direct, Direct):
+            self.direct.flush()
+
 
 def register(client: Any) -> Scripts:
     """Register the scripts on ``client``; they are sent by hash, loaded on first use.
 
-    On a standalone client the calls take the short path (``Direct``, ``AsyncDirect``).
+    On a standalone client the calls take the short path (``Direct``, ``AsyncDirect``); on
+    the sync one the two writes return once sent, and ``Scripts.flush`` reads their replies.
     """
     put = client.register_script(PUT)
     put_writes = client.register_script(PUT_WRITES)
@@ -144,6 +150,13 @@ def register(client: Any) -> Scripts:
         short = Direct(client)
     elif type(client) is AsyncRedis:
         short = AsyncDirect(client)
+    if isinstance(short, Direct):  # writes return once sent (``Direct``), reads wait
+        return Scripts(
+            put=short.bind(put, reply="later"),
+            put_writes=short.bind(put_writes, reply="later"),
+            get=short.bind(get),
+            direct=short,
+        )
     if short is not None:
         return Scripts(
             put=short.bind(put),
