@@ -272,6 +272,7 @@ class LockedGraph:
         try:
             return await self.app.ainvoke(input, config, **kwargs)
         finally:
+            await self._aflush()
             await asyncio.to_thread(lease.release)
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # noqa: A002
@@ -307,6 +308,7 @@ class LockedGraph:
             async for chunk in self.app.astream(input, config, **kwargs):
                 yield chunk
         finally:
+            await self._aflush()
             await asyncio.to_thread(lease.release)
 
     def _flush(self) -> None:
@@ -314,6 +316,12 @@ class LockedGraph:
         flush = getattr(getattr(self.app, "checkpointer", None), "flush", None)
         if callable(flush):
             flush()
+
+    async def _aflush(self) -> None:
+        """``_flush`` for async runs."""
+        aflush = getattr(getattr(self.app, "checkpointer", None), "aflush", None)
+        if callable(aflush):
+            await aflush()
 
     async def _aacquire(self, thread: str) -> Lease | None:
         """Poll for the lease with ``asyncio.sleep`` so other threads' turns keep running."""

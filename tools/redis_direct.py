@@ -230,6 +230,12 @@ class AsyncDirect:
     Anything unusual (none free, an error reply such as ``NOSCRIPT``, a dropped socket)
     takes the client's own path; a call cancelled or failed half-way closes its connection,
     so no reply is ever read by the wrong call.
+
+    Writes bound with ``reply="later"`` return once sent, as with ``Direct``; the loop would
+    otherwise sit idle for each reply of the four checkpoints a turn waits on. A call
+    cancelled while it reads an earlier write's reply closes the connection and leaves that
+    write to be sent again, through the client's path, by the next call or ``flush`` on the
+    loop; a write whose own send is cancelled is not sent again (its caller was cancelled).
     """
 
     def __init__(self, client: AsyncRedis, size: int = 8) -> None:
@@ -242,42 +248,165 @@ class AsyncDirect:
         self._opened: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, int] = (
             weakref.WeakKeyDictionary()
         )
+        self._owed: dict[int, list[_Owed]] = {}  # id(connection) -> its unread replies
+        self._lost: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[_Owed]] = (
+            weakref.WeakKeyDictionary()
+        )  # writes whose connection closed before their reply was read: sent again
+        self._unread: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, set[int]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._settled: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Event] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._seq = 0
+        self.sent_later = 0
+        """Calls sent without waiting for their reply, since the start (for benchmarks)."""
         self._pid = os.getpid()
 
     def connections(self) -> int:
         """Tell how many connections the short path holds on the running loop."""
         return self._opened.get(asyncio.get_running_loop(), 0)
 
-    def bind(self, script: Any) -> Callable[..., Awaitable[Any]]:
-        """Return ``script``'s call, taking the short path when it can."""
+    def unread(self) -> int:
+        """Tell how many replies of writes that already returned are unread on this loop."""
+        return len(self._unread.get(asyncio.get_running_loop(), ()))
+
+    def bind(
+        self, script: Any, *, reply: Literal["now", "later"] = "now"
+    ) -> Callable[..., Awaitable[Any]]:
+        """Return ``script``'s call, taking the short path when it can.
+
+        ``reply="later"`` is for writes only: the call returns ``None`` once sent.
+        """
+        later = reply == "later"
 
         async def call(keys: list[Any], args: list[Any]) -> Any:
             loop = asyncio.get_running_loop()
             connection = await self._take(loop)
             if connection is not None:
-                try:
-                    await connection.send_packed_command(
-                        connection.pack_command("EVALSHA", script.sha, len(keys), *keys, *args),
-                        check_health=False,
-                    )
-                    reply = await connection.read_response()
-                    if isinstance(reply, Exception):
-                        raise reply
-                except Exception:  # noqa: BLE001 - the client's path below handles it
-                    await self._drop(loop, connection)
-                except BaseException:  # cancelled half-way: the reply must not be left
-                    await self._drop(loop, connection)
-                    raise
-                else:
-                    self._idle.setdefault(loop, []).append(connection)
-                    return reply
+                usable, error = await self._settle(loop, connection)
+                if error is not None:
+                    if usable:
+                        self._idle.setdefault(loop, []).append(connection)
+                    raise error
+                if usable:
+                    try:
+                        await connection.send_packed_command(
+                            connection.pack_command("EVALSHA", script.sha, len(keys), *keys, *args),
+                            check_health=False,
+                        )
+                        if later:
+                            self._owe(loop, connection, _Owed(self._next(), script, keys, args))
+                            answer = None
+                        else:
+                            answer = await connection.read_response()
+                            if isinstance(answer, Exception):
+                                raise answer
+                    except Exception:  # noqa: BLE001 - the client's path below handles it
+                        await self._drop(loop, connection)
+                    except BaseException:  # cancelled half-way: the reply must not be left
+                        await self._drop(loop, connection)
+                        raise
+                    else:
+                        self._idle.setdefault(loop, []).append(connection)
+                        return answer
             return await script(keys=keys, args=args)
 
         return call
 
+    async def flush(self) -> None:
+        """Read every reply owed on this loop when the call began; raise a failed write's."""
+        loop = asyncio.get_running_loop()
+        if not self._unread.get(loop):
+            return
+        target = self._seq
+        error = await self._send_lost(loop)
+        idle = self._idle.get(loop) or []
+        taken, idle[:] = list(idle), []
+        for connection in taken:
+            usable, failed = await self._settle(loop, connection)
+            error = error or failed
+            if usable:
+                self._idle.setdefault(loop, []).append(connection)
+        unread = self._unread.get(loop, set())
+        while any(seq < target for seq in unread):  # on connections other tasks hold
+            settled = self._settled.setdefault(loop, asyncio.Event())
+            settled.clear()
+            await settled.wait()
+        if error is not None:
+            raise error
+
+    def _next(self) -> int:
+        self._seq += 1
+        return self._seq - 1
+
+    def _owe(self, loop: asyncio.AbstractEventLoop, connection: Any, item: _Owed) -> None:
+        self.sent_later += 1
+        self._unread.setdefault(loop, set()).add(item.seq)
+        self._owed.setdefault(id(connection), []).append(item)
+
+    def _done(self, loop: asyncio.AbstractEventLoop, items: list[_Owed]) -> None:
+        unread = self._unread.get(loop)
+        if unread is not None:
+            unread.difference_update(item.seq for item in items)
+        settled = self._settled.get(loop)
+        if settled is not None:
+            settled.set()
+
+    async def _send_lost(self, loop: asyncio.AbstractEventLoop) -> Exception | None:
+        """Send again, through the client's path, the writes whose reply was never read."""
+        lost = self._lost.pop(loop, None)
+        error: Exception | None = None
+        while lost:
+            item = lost[0]
+            try:
+                await item.script(keys=item.keys, args=item.args)
+            except Exception as exc:  # noqa: BLE001 - raised by the call that sent it again
+                error = error or exc
+            except BaseException:  # cancelled: the rest wait for the next call
+                self._lost.setdefault(loop, []).extend(lost)
+                raise
+            lost.pop(0)
+            self._done(loop, [item])
+        return error
+
+    async def _settle(
+        self, loop: asyncio.AbstractEventLoop, connection: Any
+    ) -> tuple[bool, Exception | None]:
+        """Read ``connection``'s owed replies and send the refused or lost writes again.
+
+        Return whether the connection is still usable, and the error of a write that
+        failed again through the client's path.
+        """
+        owed = self._owed.pop(id(connection), None) or []
+        usable = True
+        read = 0
+        try:
+            for item in owed:
+                try:
+                    await connection.read_response()
+                except ResponseError:  # an error reply: the connection is still in step
+                    self._lost.setdefault(loop, []).append(item)
+                except Exception:  # noqa: BLE001 - the socket is gone: send the rest again
+                    usable = False
+                    break
+                else:
+                    self._done(loop, [item])
+                read += 1
+        except BaseException:  # cancelled mid-read: the connection is out of step
+            self._lost.setdefault(loop, []).extend(owed[read:])
+            await self._drop(loop, connection)
+            raise
+        if not usable:
+            self._lost.setdefault(loop, []).extend(owed[read:])
+            await self._drop(loop, connection)
+        return usable, await self._send_lost(loop)
+
     async def _take(self, loop: asyncio.AbstractEventLoop) -> Any:
         if self._pid != os.getpid():  # a forked child: the parent's sockets are not ours
             self._idle, self._opened = weakref.WeakKeyDictionary(), weakref.WeakKeyDictionary()
+            self._owed, self._lost = {}, weakref.WeakKeyDictionary()
+            self._unread = weakref.WeakKeyDictionary()
             self._pid = os.getpid()
         idle = self._idle.get(loop)
         if idle:

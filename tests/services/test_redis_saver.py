@@ -574,3 +574,97 @@ def test_a_locked_run_has_its_writes_answered_before_it_gives_the_thread_back(re
     assert "正在配送中" in out["messages"][-1].content
     direct = saver._sync_scripts().direct
     assert direct is not None and direct.sent_later > 0 and direct.unread == 0
+
+
+async def test_async_writes_return_once_sent_and_every_read_sees_them(redis_url):
+    saver = PlainRedisSaver.from_url(redis_url)
+    direct = saver._async_scripts().direct
+    assert isinstance(direct, AsyncDirect)
+    config, checkpoint = _head("alater")
+    stored = await saver.aput(config, checkpoint, {"source": "input", "step": -1}, {})
+    await saver.aput_writes(stored, [("a", 1), ("b", 2)], "task-1")
+    assert direct.sent_later == 2 and direct.unread() == 1  # the second read the first's
+    found = await saver.aget_tuple(stored)
+    assert found is not None and found.checkpoint["id"] == checkpoint["id"]
+    assert [(t, c, v) for t, c, v in found.pending_writes] == [
+        ("task-1", "a", 1),
+        ("task-1", "b", 2),
+    ]
+    assert direct.unread() == 0
+    await saver.aclient.aclose()
+
+
+async def test_async_a_refused_write_is_sent_again_and_one_refused_again_raises(redis_url):
+    admin = Redis.from_url(redis_url)
+    admin.script_flush()
+    saver = PlainRedisSaver.from_url(redis_url)
+    direct = saver._async_scripts().direct
+    assert isinstance(direct, AsyncDirect)
+    config, checkpoint = _head("arefused")
+    stored = await saver.aput(config, checkpoint, {"source": "input", "step": -1}, {})
+    await saver.aflush()  # NOSCRIPT read, the write sent again through redis-py
+    assert direct.unread() == 0 and await saver.aget_tuple(stored) is not None
+    admin.set(saver.keys_for("abroken").writes, "not a hash")
+    broken, _ = _head("abroken")
+    broken["configurable"]["checkpoint_id"] = checkpoint["id"]
+    assert await saver.aput_writes(broken, [("a", 1)], "task-1") is None
+    with pytest.raises(Exception, match="WRONGTYPE"):
+        await saver.aflush()
+    assert direct.unread() == 0
+    await saver.aput_writes(stored, [("a", 1)], "task-2")
+    found = await saver.aget_tuple(stored)
+    assert [w[:2] for w in found.pending_writes] == [("task-2", "a")]
+    await saver.aclient.aclose()
+
+
+SLOW_PUSH = """
+local t0 = redis.call('TIME')
+local start = tonumber(t0[1]) * 1000000 + tonumber(t0[2])
+while true do
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000000 + tonumber(t[2]) - start > tonumber(ARGV[1]) then break end
+end
+return redis.call('RPUSH', KEYS[1], ARGV[2])
+"""
+"""Push ``ARGV[2]`` after keeping the server busy ``ARGV[1]`` µs: a write whose reply is slow."""
+
+
+async def test_a_call_cancelled_reading_an_earlier_writes_reply_leaves_it_to_be_sent_again(
+    redis_url,
+):
+    client = AsyncRedis.from_url(redis_url)
+    direct = AsyncDirect(client, size=1)  # one kept connection: every call reads its replies
+    push = direct.bind(client.register_script(SLOW_PUSH), reply="later")
+    echo = direct.bind(client.register_script("return ARGV[1]"))
+    await echo(["k"], ["loaded"])
+    await client.script_load(SLOW_PUSH)
+    assert await push(["log"], [150_000, "entry"]) is None  # returned once sent
+    task = asyncio.create_task(echo(["k"], ["next"]))  # first reads the push's reply
+    await asyncio.sleep(0.05)  # the server still busy with the push
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert direct.connections() == 0 and direct.unread() == 1  # closed; the push unconfirmed
+    await direct.flush()  # sends it again through the client's path: at least once
+    assert direct.unread() == 0
+    assert await client.lrange("log", 0, -1) == [b"entry", b"entry"]
+    assert await echo(["k"], ["fresh"]) == b"fresh"
+    await client.aclose()
+
+
+async def test_a_locked_async_run_has_its_writes_answered_before_it_gives_the_thread_back(
+    redis_url, db
+):
+    saver = PlainRedisSaver.from_url(redis_url)
+    app = build_graph(
+        checkpointer=saver, database_factory=lambda: db, executor_factory=fast_executor
+    )
+    locked = LockedGraph(app, Redis.from_url(redis_url), settings=Settings())
+    out = await locked.ainvoke(
+        {"messages": [HumanMessage(content="OD-20240618-001 到哪了")]},
+        {"configurable": {"thread_id": "alocked"}},
+        context=ALICE,
+    )
+    assert "正在配送中" in out["messages"][-1].content
+    direct = saver._async_scripts().direct
+    assert isinstance(direct, AsyncDirect) and direct.sent_later > 0 and direct.unread() == 0

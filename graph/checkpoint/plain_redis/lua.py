@@ -135,12 +135,17 @@ class Scripts:
         if isinstance(self.direct, Direct):
             self.direct.flush()
 
+    async def aflush(self) -> None:
+        """Read the replies of writes that returned before their reply (async short path)."""
+        if isinstance(self.direct, AsyncDirect):
+            await self.direct.flush()
+
 
 def register(client: Any) -> Scripts:
     """Register the scripts on ``client``; they are sent by hash, loaded on first use.
 
-    On a standalone client the calls take the short path (``Direct``, ``AsyncDirect``); on
-    the sync one the two writes return once sent, and ``Scripts.flush`` reads their replies.
+    On a standalone client the calls take the short path (``Direct``, ``AsyncDirect``): the
+    two writes return once sent, and ``Scripts.flush`` / ``aflush`` read their replies.
     """
     put = client.register_script(PUT)
     put_writes = client.register_script(PUT_WRITES)
@@ -150,17 +155,10 @@ def register(client: Any) -> Scripts:
         short = Direct(client)
     elif type(client) is AsyncRedis:
         short = AsyncDirect(client)
-    if isinstance(short, Direct):  # writes return once sent (``Direct``), reads wait
+    if short is not None:  # writes return once sent, reads wait
         return Scripts(
             put=short.bind(put, reply="later"),
             put_writes=short.bind(put_writes, reply="later"),
-            get=short.bind(get),
-            direct=short,
-        )
-    if short is not None:
-        return Scripts(
-            put=short.bind(put),
-            put_writes=short.bind(put_writes),
             get=short.bind(get),
             direct=short,
         )

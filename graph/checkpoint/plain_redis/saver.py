@@ -10,13 +10,13 @@ checkpoint, its blobs, its index entry and the TTL refresh land together or not 
 ``get_tuple`` is one round trip (one Lua call); ``list`` is three per page of up to 100
 checkpoints.
 
-Replies read later. On a standalone sync client ``put`` and ``put_writes`` return once their
-call is sent (``tools.redis_direct.Direct``); the reply is read by the next call on that
-connection. Every read and every long-path write (``get_tuple``, ``list``, ``delete_thread``,
-``copy_thread``, ``prune``, ...) first reads all owed replies (``flush``), so this process
-reads its own writes; a write the server refused is sent again through redis-py, and what
-that raises is raised by the next call. Call ``flush`` before another process is told to
-continue the thread (``graph.run_lock`` does).
+Replies read later. On a standalone client ``put`` and ``put_writes`` (and ``aput``,
+``aput_writes``) return once their call is sent (``tools.redis_direct``); the reply is read by
+the next call on that connection. Every read and every long-path write (``get_tuple``,
+``list``, ``delete_thread``, ``copy_thread``, ``prune``, ...) first reads all owed replies
+(``flush`` / ``aflush``), so this process reads its own writes; a write the server refused is
+sent again through redis-py, and what that raises is raised by the next call. Call ``flush``
+before another process is told to continue the thread (``graph.run_lock`` does).
 
 TTL. With ``ttl_s`` set, every write (and every read, unless ``refresh_on_read=False``)
 resets the TTL of all five thread keys together, so an active thread never loses a value a
@@ -53,7 +53,6 @@ from redis.exceptions import WatchError
 
 from graph.checkpoint.masking import is_checkpoint_record
 from graph.checkpoint.plain_redis import layout, lua
-from tools.redis_direct import Direct
 
 
 class PlainRedisSaver(BaseCheckpointSaver[str]):
@@ -300,8 +299,11 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
     @property
     def replies_read_later(self) -> int:
         """Count the writes sent without waiting for their reply (benchmarks count waits)."""
-        direct = self._scripts.direct if self._scripts is not None else None
-        return direct.sent_later if isinstance(direct, Direct) else 0
+        return sum(
+            scripts.direct.sent_later
+            for scripts in (self._scripts, self._ascripts)
+            if scripts is not None and scripts.direct is not None
+        )
 
     def flush(self) -> None:
         """Wait for the replies of the writes that returned before it; raise a failed one's."""
@@ -446,6 +448,12 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
 
     # ---- async API --------------------------------------------------------------------
 
+    async def aflush(self) -> None:
+        """Wait for the replies of the writes that returned before it; raise a failed one's."""
+        self.flush()  # a sync write of the same saver, if it has both clients
+        if self._ascripts is not None:
+            await self._ascripts.aflush()
+
     def _async(self) -> AsyncRedis | AsyncRedisCluster:
         if self.aclient is None:
             msg = "this saver has no async client; use the sync API or pass aclient="
@@ -492,7 +500,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Fetch a checkpoint (the latest when no id is given) in one round trip (one Lua call)."""
-        self.flush()
+        await self.aflush()
         scripts = self._async_scripts()
         keys, args = self._get_args(config)
         found = await scripts.get(keys=keys, args=args)
@@ -509,7 +517,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         """List checkpoints newest first, reading them a page at a time."""
-        self.flush()
+        await self.aflush()
         client = self._async()
         remaining = limit
         async for thread_id in self._thread_ids_async(config):
@@ -541,12 +549,12 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of the thread."""
-        self.flush()
+        await self.aflush()
         await self._async().delete(*self.keys_for(thread_id).all())
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy a thread whole (every checkpoint, blob and write) under a new id."""
-        self.flush()
+        await self.aflush()
         client = self._async()
         source, target = self.keys_for(source_thread_id), self.keys_for(target_thread_id)
         pipe = client.pipeline(transaction=False)
@@ -562,7 +570,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) that the given runs created."""
-        self.flush()
+        await self.aflush()
         client = self._async()
         for run_id in run_ids:
             run_key = self._run_key(run_id)
@@ -577,7 +585,7 @@ class PlainRedisSaver(BaseCheckpointSaver[str]):
         self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
     ) -> None:
         """Keep the latest ``keep_last`` checkpoints per namespace, or delete everything."""
-        self.flush()
+        await self.aflush()
         for thread_id in thread_ids:
             if strategy == "delete":
                 await self.adelete_thread(thread_id)
