@@ -1,7 +1,8 @@
 """Benchmark the same graph workload through InMemorySaver, SqliteSaver and PlainRedisSaver.
 
-Reports invocations/s and the ratio to in-memory, Redis round trips and commands per
-superstep, and the time to read a 50-checkpoint history. Starts its own redis-server.
+Reports invocations/s and the ratio to in-memory, Redis requests, round trips (the requests
+a caller waited for) and commands per superstep, and the time to read a 50-checkpoint
+history. Starts its own redis-server.
 
     uv run python bench/checkpointers.py [--turns 200]
 """
@@ -22,7 +23,7 @@ from redis import Redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.roundtrips import SENDS  # noqa: E402
+from bench.roundtrips import SENDS, replies_read_later  # noqa: E402
 from graph.builder import build_graph  # noqa: E402
 from graph.checkpoint import sqlite_checkpointer  # noqa: E402
 from graph.checkpoint.plain_redis import PlainRedisSaver  # noqa: E402
@@ -34,12 +35,14 @@ ALICE = Context(user_id="u_10001", user_role="customer")
 SCRIPT = ["我的订单怎么还没到？", "OD-20240618-001", "where is order 202506001?"]
 
 
-def run_workload(app, turns: int, prefix: str) -> tuple[float, int, int]:  # type: ignore[no-untyped-def]
+def run_workload(app, turns: int, prefix: str) -> tuple[float, int, int, int]:  # type: ignore[no-untyped-def]
     """Run ``turns`` invocations over threads of len(SCRIPT) turns.
 
-    Returns (seconds, supersteps, Redis round trips made by the invocations).
+    Returns (seconds, supersteps, Redis requests the invocations made, of those the ones
+    sent without waiting for their reply).
     """
     sends_before = SENDS.count
+    later_before = replies_read_later(app)
     started = time.perf_counter()
     threads = 0
     for i in range(turns):
@@ -52,11 +55,12 @@ def run_workload(app, turns: int, prefix: str) -> tuple[float, int, int]:  # typ
         )
     elapsed = time.perf_counter() - started
     sends = SENDS.count - sends_before
+    later = replies_read_later(app) - later_before
     steps = sum(
         len(list(app.get_state_history({"configurable": {"thread_id": f"{prefix}-{t}"}})))
         for t in range(threads)
     )
-    return elapsed, steps, sends
+    return elapsed, steps, sends, later
 
 
 async def run_workload_async(app, turns: int, prefix: str) -> float:  # type: ignore[no-untyped-def]
@@ -110,14 +114,16 @@ def main() -> None:
         async_rates: dict[str, list[float]] = {name: [] for name in apps}
         steps_total = dict.fromkeys(apps, 0)
         sends_total = dict.fromkeys(apps, 0)
+        later_total = dict.fromkeys(apps, 0)
         redis = Redis.from_url(server.url)
         redis.config_resetstat()
         for round_no in range(args.rounds):
             for name, app in apps.items():
-                elapsed, steps, sends = run_workload(app, args.turns, f"r{round_no}-{name}")
+                elapsed, steps, sends, later = run_workload(app, args.turns, f"r{round_no}-{name}")
                 rates[name].append(args.turns / elapsed)
                 steps_total[name] += steps
                 sends_total[name] += sends
+                later_total[name] += later
         # server-side commands count those run inside the Lua scripts too, and the history
         # reads that count the supersteps: an upper bound
         commands = sum(
@@ -154,7 +160,10 @@ def main() -> None:
             }
         redis_steps = steps_total["plain-redis"] + steps_total["plain-redis-unix"]
         for name in ("plain-redis", "plain-redis-unix"):
-            results[name]["round_trips_per_superstep"] = sends_total[name] / steps_total[name]
+            results[name]["requests_per_superstep"] = sends_total[name] / steps_total[name]
+            results[name]["round_trips_per_superstep"] = (
+                sends_total[name] - later_total[name]
+            ) / steps_total[name]
             results[name]["redis_commands_per_superstep"] = commands / redis_steps
         base = results["memory"]
         for row in results.values():
@@ -168,7 +177,7 @@ def main() -> None:
 
     header = (
         f"{'saver':<17} {'sync inv/s':>10} {'× mem':>6} {'async inv/s':>11} {'× mem':>6} "
-        f"{'hist50 ms':>9} {'× mem':>6} {'RT/step':>8} {'cmd/step':>8}"
+        f"{'hist50 ms':>9} {'× mem':>6} {'req/step':>8} {'RT/step':>8} {'cmd/step':>8}"
     )
     print(header)
     for name, row in results.items():
@@ -176,6 +185,7 @@ def main() -> None:
             f"{name:<17} {row['invocations_per_s']:>10.1f} {row['throughput_vs_memory']:>6.2f} "
             f"{row['async_invocations_per_s']:>11.1f} {row['async_throughput_vs_memory']:>6.2f} "
             f"{row['history_50_ms']:>9.2f} {row['history_vs_memory']:>6.2f} "
+            f"{row.get('requests_per_superstep', float('nan')):>8.2f} "
             f"{row.get('round_trips_per_superstep', float('nan')):>8.2f} "
             f"{row.get('redis_commands_per_superstep', float('nan')):>8.2f}"
         )

@@ -1,6 +1,8 @@
-"""Count Redis round trips from the client side: every packed send is one request."""
+"""Count Redis requests from the client side (every packed send is one) and the waited ones."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from redis.connection import AbstractConnection
 
@@ -20,3 +22,12 @@ class RoundTripCounter:
 
 
 SENDS = RoundTripCounter()
+
+
+def replies_read_later(app: Any) -> int:
+    """Count the writes ``app``'s saver sent without waiting for their reply, so far.
+
+    A round trip is a request its caller waits for; ``PlainRedisSaver``'s writes return once
+    sent and their replies are read by the next call, so they are requests, not waits.
+    """
+    return int(getattr(getattr(app, "checkpointer", None), "replies_read_later", 0) or 0)

@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.executor import CARD as PING_CARD  # noqa: E402
 from bench.executor import bench_registry, per_call_us  # noqa: E402
-from bench.roundtrips import SENDS  # noqa: E402
+from bench.roundtrips import SENDS, replies_read_later  # noqa: E402
 from graph.builder import build_graph, make_builder  # noqa: E402
 from graph.checkpoint import sqlite_checkpointer  # noqa: E402
 from graph.checkpoint.compress import protect  # noqa: E402
@@ -181,11 +181,6 @@ def turn_ms(app: Any, thread: str, text: str = MESSAGE) -> float:
 def spread(values: list[float]) -> dict[str, float]:
     """Median and min–max of a list of round results."""
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
-def replies_read_later(app: Any) -> int:
-    """Count the writes ``app``'s saver sent without waiting for their reply, so far."""
-    return int(getattr(getattr(app, "checkpointer", None), "replies_read_later", 0) or 0)
 
 
 def turn_section(apps: dict[str, Any], rounds: int, turns: int, threads: int) -> dict[str, Any]:

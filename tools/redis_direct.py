@@ -8,6 +8,8 @@ went through the pool, a health poll, the retry wrapper and the response callbac
 from __future__ import annotations
 
 import asyncio
+import atexit
+import logging
 import os
 import threading
 import weakref
@@ -18,6 +20,8 @@ from typing import Any, Literal
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 from redis.exceptions import ResponseError
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,10 @@ class Direct:
     path four times a turn. A reply that is an error, or a socket that drops before its
     reply, sends that write again through the client's path, and what that raises is
     raised by the call (or ``flush``) that read it. ``flush`` reads every reply owed before
-    it began, so a read after ``flush`` sees every write that returned before it.
+    it began, so a read after ``flush`` sees every write that returned before it, and runs
+    at the interpreter's exit. A call reads its connection's owed reply before it sends, so
+    a connection carries at most one: a socket closed by a dying process either has that
+    reply waiting (the server ran the write) or nothing unread, and closes cleanly.
     """
 
     def __init__(self, client: Redis, size: int = 4) -> None:
@@ -67,6 +74,7 @@ class Direct:
         self.sent_later = 0
         """Calls sent without waiting for their reply, since the start (for benchmarks)."""
         self._pid = os.getpid()
+        _LIVE.add(self)
 
     @property
     def connections(self) -> int:
@@ -109,8 +117,11 @@ class Direct:
 
         return call
 
-    def flush(self) -> None:
-        """Read every reply owed when the call began; raise what a failed write raised."""
+    def flush(self, timeout: float | None = None) -> None:
+        """Read every reply owed when the call began; raise what a failed write raised.
+
+        ``timeout`` bounds the wait for replies owed on connections other threads hold.
+        """
         if not self._unread:
             return
         with self._lock:
@@ -128,8 +139,9 @@ class Direct:
             if usable:
                 self._idle.append(connection)
         with self._settled:  # the rest are on connections other threads hold: they read first
-            while any(seq < target for seq in self._unread):
-                self._settled.wait()
+            self._settled.wait_for(
+                lambda: not any(seq < target for seq in self._unread), timeout=timeout
+            )
         if error is not None:
             raise error
 
@@ -232,10 +244,12 @@ class AsyncDirect:
     so no reply is ever read by the wrong call.
 
     Writes bound with ``reply="later"`` return once sent, as with ``Direct``; the loop would
-    otherwise sit idle for each reply of the four checkpoints a turn waits on. A call
-    cancelled while it reads an earlier write's reply closes the connection and leaves that
-    write to be sent again, through the client's path, by the next call or ``flush`` on the
-    loop; a write whose own send is cancelled is not sent again (its caller was cancelled).
+    otherwise sit idle for each reply of the four checkpoints a turn waits on. A task of the
+    loop reads the reply as soon as it comes and only then gives the connection back; a
+    refused write, or one whose socket dropped, is sent again through the client's path,
+    and what that raises is raised by the loop's next call or ``flush``. A reader cancelled
+    before its reply (the loop shutting down) closes the connection: the write was sent, and
+    with no reply left unread the socket closes cleanly, so the server still runs it.
     """
 
     def __init__(self, client: AsyncRedis, size: int = 8) -> None:
@@ -248,17 +262,12 @@ class AsyncDirect:
         self._opened: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, int] = (
             weakref.WeakKeyDictionary()
         )
-        self._owed: dict[int, list[_Owed]] = {}  # id(connection) -> its unread replies
-        self._lost: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[_Owed]] = (
-            weakref.WeakKeyDictionary()
-        )  # writes whose connection closed before their reply was read: sent again
-        self._unread: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, set[int]] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._settled: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Event] = (
+        self._readers: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, set[asyncio.Task[None]]
+        ] = weakref.WeakKeyDictionary()
+        self._errors: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Exception]] = (
             weakref.WeakKeyDictionary()
         )
-        self._seq = 0
         self.sent_later = 0
         """Calls sent without waiting for their reply, since the start (for benchmarks)."""
         self._pid = os.getpid()
@@ -268,8 +277,9 @@ class AsyncDirect:
         return self._opened.get(asyncio.get_running_loop(), 0)
 
     def unread(self) -> int:
-        """Tell how many replies of writes that already returned are unread on this loop."""
-        return len(self._unread.get(asyncio.get_running_loop(), ()))
+        """Tell how many writes that already returned are still unconfirmed on this loop."""
+        loop = asyncio.get_running_loop()
+        return sum(1 for task in self._readers.get(loop, ()) if not task.done())
 
     def bind(
         self, script: Any, *, reply: Literal["now", "later"] = "now"
@@ -282,131 +292,78 @@ class AsyncDirect:
 
         async def call(keys: list[Any], args: list[Any]) -> Any:
             loop = asyncio.get_running_loop()
+            if loop in self._errors:
+                self._raise_failed(loop)
             connection = await self._take(loop)
             if connection is not None:
-                usable, error = await self._settle(loop, connection)
-                if error is not None:
-                    if usable:
-                        self._idle.setdefault(loop, []).append(connection)
-                    raise error
-                if usable:
-                    try:
-                        await connection.send_packed_command(
-                            connection.pack_command("EVALSHA", script.sha, len(keys), *keys, *args),
-                            check_health=False,
-                        )
-                        if later:
-                            self._owe(loop, connection, _Owed(self._next(), script, keys, args))
-                            answer = None
-                        else:
-                            answer = await connection.read_response()
-                            if isinstance(answer, Exception):
-                                raise answer
-                    except Exception:  # noqa: BLE001 - the client's path below handles it
-                        await self._drop(loop, connection)
-                    except BaseException:  # cancelled half-way: the reply must not be left
-                        await self._drop(loop, connection)
-                        raise
-                    else:
-                        self._idle.setdefault(loop, []).append(connection)
-                        return answer
+                try:
+                    await connection.send_packed_command(
+                        connection.pack_command("EVALSHA", script.sha, len(keys), *keys, *args),
+                        check_health=False,
+                    )
+                    if later:
+                        self._read_later(loop, connection, _Owed(0, script, keys, args))
+                        return None
+                    answer = await connection.read_response()
+                    if isinstance(answer, Exception):
+                        raise answer
+                except Exception:  # noqa: BLE001 - the client's path below handles it
+                    await self._drop(loop, connection)
+                except BaseException:  # cancelled half-way: the reply must not be left
+                    await self._drop(loop, connection)
+                    raise
+                else:
+                    self._idle.setdefault(loop, []).append(connection)
+                    return answer
             return await script(keys=keys, args=args)
 
         return call
 
     async def flush(self) -> None:
-        """Read every reply owed on this loop when the call began; raise a failed write's."""
+        """Wait for every write of this loop that returned to be confirmed; raise a failure."""
         loop = asyncio.get_running_loop()
-        if not self._unread.get(loop):
-            return
-        target = self._seq
-        error = await self._send_lost(loop)
-        idle = self._idle.get(loop) or []
-        taken, idle[:] = list(idle), []
-        for connection in taken:
-            usable, failed = await self._settle(loop, connection)
-            error = error or failed
-            if usable:
-                self._idle.setdefault(loop, []).append(connection)
-        unread = self._unread.get(loop, set())
-        while any(seq < target for seq in unread):  # on connections other tasks hold
-            settled = self._settled.setdefault(loop, asyncio.Event())
-            settled.clear()
-            await settled.wait()
-        if error is not None:
-            raise error
+        readers = self._readers.get(loop)
+        if readers:
+            await asyncio.gather(*list(readers))
+        if loop in self._errors:
+            self._raise_failed(loop)
 
-    def _next(self) -> int:
-        self._seq += 1
-        return self._seq - 1
-
-    def _owe(self, loop: asyncio.AbstractEventLoop, connection: Any, item: _Owed) -> None:
+    def _read_later(self, loop: asyncio.AbstractEventLoop, connection: Any, item: _Owed) -> None:
         self.sent_later += 1
-        self._unread.setdefault(loop, set()).add(item.seq)
-        self._owed.setdefault(id(connection), []).append(item)
+        readers = self._readers.setdefault(loop, set())
+        task = loop.create_task(self._reader(loop, connection, item))
+        readers.add(task)
+        task.add_done_callback(readers.discard)
 
-    def _done(self, loop: asyncio.AbstractEventLoop, items: list[_Owed]) -> None:
-        unread = self._unread.get(loop)
-        if unread is not None:
-            unread.difference_update(item.seq for item in items)
-        settled = self._settled.get(loop)
-        if settled is not None:
-            settled.set()
-
-    async def _send_lost(self, loop: asyncio.AbstractEventLoop) -> Exception | None:
-        """Send again, through the client's path, the writes whose reply was never read."""
-        lost = self._lost.pop(loop, None)
-        error: Exception | None = None
-        while lost:
-            item = lost[0]
-            try:
-                await item.script(keys=item.keys, args=item.args)
-            except Exception as exc:  # noqa: BLE001 - raised by the call that sent it again
-                error = error or exc
-            except BaseException:  # cancelled: the rest wait for the next call
-                self._lost.setdefault(loop, []).extend(lost)
-                raise
-            lost.pop(0)
-            self._done(loop, [item])
-        return error
-
-    async def _settle(
-        self, loop: asyncio.AbstractEventLoop, connection: Any
-    ) -> tuple[bool, Exception | None]:
-        """Read ``connection``'s owed replies and send the refused or lost writes again.
-
-        Return whether the connection is still usable, and the error of a write that
-        failed again through the client's path.
-        """
-        owed = self._owed.pop(id(connection), None) or []
-        usable = True
-        read = 0
+    async def _reader(self, loop: asyncio.AbstractEventLoop, connection: Any, item: _Owed) -> None:
+        """Read one write's reply, then give the connection back (or send the write again)."""
         try:
-            for item in owed:
-                try:
-                    await connection.read_response()
-                except ResponseError:  # an error reply: the connection is still in step
-                    self._lost.setdefault(loop, []).append(item)
-                except Exception:  # noqa: BLE001 - the socket is gone: send the rest again
-                    usable = False
-                    break
-                else:
-                    self._done(loop, [item])
-                read += 1
-        except BaseException:  # cancelled mid-read: the connection is out of step
-            self._lost.setdefault(loop, []).extend(owed[read:])
+            await connection.read_response()
+        except ResponseError:  # an error reply: the connection is still in step
+            self._idle.setdefault(loop, []).append(connection)
+        except Exception:  # noqa: BLE001 - the socket is gone
+            await self._drop(loop, connection)
+        except BaseException:  # cancelled before the reply: the connection is out of step
             await self._drop(loop, connection)
             raise
-        if not usable:
-            self._lost.setdefault(loop, []).extend(owed[read:])
-            await self._drop(loop, connection)
-        return usable, await self._send_lost(loop)
+        else:
+            self._idle.setdefault(loop, []).append(connection)
+            return
+        try:
+            await item.script(keys=item.keys, args=item.args)
+        except Exception as exc:  # noqa: BLE001 - raised by the loop's next call or flush
+            self._errors.setdefault(loop, []).append(exc)
+
+    def _raise_failed(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Raise the first write of this loop that failed through the client's path too."""
+        errors = self._errors.pop(loop, None)
+        if errors:
+            raise errors[0]
 
     async def _take(self, loop: asyncio.AbstractEventLoop) -> Any:
         if self._pid != os.getpid():  # a forked child: the parent's sockets are not ours
             self._idle, self._opened = weakref.WeakKeyDictionary(), weakref.WeakKeyDictionary()
-            self._owed, self._lost = {}, weakref.WeakKeyDictionary()
-            self._unread = weakref.WeakKeyDictionary()
+            self._readers, self._errors = weakref.WeakKeyDictionary(), weakref.WeakKeyDictionary()
             self._pid = os.getpid()
         idle = self._idle.get(loop)
         if idle:
@@ -426,6 +383,24 @@ class AsyncDirect:
             await connection.disconnect()
         finally:
             await self.client.connection_pool.release(connection)
+
+
+_LIVE: weakref.WeakSet[Direct] = weakref.WeakSet()
+"""Every ``Direct`` alive, so an exiting interpreter reads their owed replies."""
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    """Read the replies still owed before the sockets close.
+
+    A socket closed with a reply unread resets the connection, and the server may drop a
+    request it had not read yet; reading the replies first closes every socket cleanly.
+    """
+    for direct in list(_LIVE):
+        try:
+            direct.flush(timeout=2.0)
+        except Exception as exc:  # noqa: BLE001 - exiting: say so, do not mask the exit
+            _log.warning("a Redis write could not be confirmed at exit: %s", exc)
 
 
 __all__ = ["AsyncDirect", "Direct"]

@@ -11,12 +11,13 @@ checkpoint, its blobs, its index entry and the TTL refresh land together or not 
 checkpoints.
 
 Replies read later. On a standalone client ``put`` and ``put_writes`` (and ``aput``,
-``aput_writes``) return once their call is sent (``tools.redis_direct``); the reply is read by
-the next call on that connection. Every read and every long-path write (``get_tuple``,
-``list``, ``delete_thread``, ``copy_thread``, ``prune``, ...) first reads all owed replies
-(``flush`` / ``aflush``), so this process reads its own writes; a write the server refused is
-sent again through redis-py, and what that raises is raised by the next call. Call ``flush``
-before another process is told to continue the thread (``graph.run_lock`` does).
+``aput_writes``) return once their call is sent (``tools.redis_direct``); the reply is read
+by the next call on that connection (async: by a task of the loop). Every read and every
+long-path write (``get_tuple``, ``list``, ``delete_thread``, ``copy_thread``, ``prune``, ...)
+first reads all owed replies (``flush`` / ``aflush``), so this process reads its own
+writes; a write the server refused is sent again through redis-py, and what that raises is
+raised by the next call. Call ``flush`` before another process is told to continue the
+thread (``graph.run_lock`` does).
 
 TTL. With ``ttl_s`` set, every write (and every read, unless ``refresh_on_read=False``)
 resets the TTL of all five thread keys together, so an active thread never loses a value a
