@@ -391,10 +391,11 @@ _LIVE: weakref.WeakSet[Direct] = weakref.WeakSet()
 
 @atexit.register
 def _flush_at_exit() -> None:
-    """Read the replies still owed before the sockets close.
+    """Read the replies still owed before the process ends.
 
-    A socket closed with a reply unread resets the connection, and the server may drop a
-    request it had not read yet; reading the replies first closes every socket cleanly.
+    A run's last checkpoint is otherwise confirmed by the saver's next call, which a script
+    that runs one turn and exits never makes: a write the server refused (its scripts
+    flushed by a restart, say) is sent again here, and one that still fails is logged.
     """
     for direct in list(_LIVE):
         try:

@@ -6,10 +6,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
 import zlib
+from pathlib import Path
 from typing import Any
 
 import ormsgpack
@@ -678,3 +682,32 @@ async def test_a_locked_async_run_has_its_writes_answered_before_it_gives_the_th
     assert "正在配送中" in out["messages"][-1].content
     direct = saver._async_scripts().direct
     assert isinstance(direct, AsyncDirect) and direct.sent_later > 0 and direct.unread() == 0
+
+
+EXITING = """
+import sys
+from langgraph.checkpoint.base import empty_checkpoint
+from graph.checkpoint.plain_redis import PlainRedisSaver
+saver = PlainRedisSaver.from_url(sys.argv[1])
+config = {"configurable": {"thread_id": "exiting", "checkpoint_ns": ""}}
+saver.put(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
+"""
+"""A script that makes one write and exits: the write's reply is owed at the exit."""
+
+
+def test_a_process_that_exits_after_a_refused_write_sends_it_again_first(redis_url):
+    admin = Redis.from_url(redis_url)
+    admin.script_flush()  # the write's EVALSHA is refused with NOSCRIPT, read only at exit
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", EXITING, redis_url],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "could not be confirmed" not in done.stderr
+    saver = PlainRedisSaver.from_url(redis_url)
+    assert saver.get_tuple({"configurable": {"thread_id": "exiting", "checkpoint_ns": ""}})
