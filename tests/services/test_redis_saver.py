@@ -417,15 +417,17 @@ def test_script_calls_take_the_short_path_and_fall_back_when_it_fails(redis_url,
     assert app.get_state({"configurable": {"thread_id": "short"}}).values["messages"]
 
 
-SLOW = """
+BUSY = """
 local t0 = redis.call('TIME')
 local start = tonumber(t0[1]) * 1000000 + tonumber(t0[2])
 while true do
   local t = redis.call('TIME')
   if tonumber(t[1]) * 1000000 + tonumber(t[2]) - start > tonumber(ARGV[1]) then break end
 end
-return ARGV[2]
 """
+"""Keep the server busy ``ARGV[1]`` µs (the start of a slow script)."""
+
+SLOW = BUSY + "return ARGV[2]\n"
 """Answer ``ARGV[2]`` after keeping the server busy ``ARGV[1]`` µs: a call to cancel mid-way."""
 
 
@@ -621,15 +623,7 @@ async def test_async_a_refused_write_is_sent_again_and_one_refused_again_raises(
     await saver.aclient.aclose()
 
 
-SLOW_PUSH = """
-local t0 = redis.call('TIME')
-local start = tonumber(t0[1]) * 1000000 + tonumber(t0[2])
-while true do
-  local t = redis.call('TIME')
-  if tonumber(t[1]) * 1000000 + tonumber(t[2]) - start > tonumber(ARGV[1]) then break end
-end
-return redis.call('RPUSH', KEYS[1], ARGV[2])
-"""
+SLOW_PUSH = BUSY + "return redis.call('RPUSH', KEYS[1], ARGV[2])\n"
 """Push ``ARGV[2]`` after keeping the server busy ``ARGV[1]`` µs: a write whose reply is slow."""
 
 
