@@ -14,6 +14,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 
 from nodes.common import Node, context_of, message_text, protocol_message
 from nodes.model_reply import phrase_reply
@@ -52,9 +53,28 @@ def make_reply_node(services: Services) -> Node:
             confidence=state.get("confidence", 1.0),
             error=error,
         )
-        return {"messages": [AIMessage(content=text)], "protocol": [note], "step_count": 1}
+        update: dict[str, Any] = {
+            "messages": [AIMessage(content=text)],
+            "protocol": [note],
+            "step_count": 1,
+        }
+        return {**update, **_asked_again(services, state)}
 
     return reply
+
+
+def _asked_again(services: Services, state: AgentState) -> dict[str, Any]:
+    """Reopen the slot the reply asks for again, so the user's answer continues the task.
+
+    The slot's old value is dropped: an answer without a new one is asked for it, not run
+    on the value that just failed.
+    """
+    task = services.catalog.task(state.get("intent"))
+    slot = task.reask(state.get("tool_results") or []) if task and task.reask else None
+    if slot is None:
+        return {}
+    slots = {k: v for k, v in (state.get("slots") or {}).items() if k != slot}
+    return {"missing_slots": [slot], "slots": Overwrite(slots), "pending_tool_calls": []}
 
 
 def recent_turns(state: AgentState, limit: int = 12) -> list[tuple[str, str]]:

@@ -113,6 +113,9 @@ class TaskSpec:
     """When the tool keeps failing, hand over to a human (orders, money) or just say so."""
     agent: str | None = None
     """The sub-agent that carries the task out; ``None``: the generic tool node."""
+    reask: Callable[[Sequence[ToolResult]], str | None] | None = None
+    """Given the task's results, the slot the reply asks for again ("that day is full: which
+    day?"), so the user's answer continues the task; ``None`` (or no hook): the task ends."""
 
 
 @dataclass(frozen=True)

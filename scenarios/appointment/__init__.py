@@ -7,7 +7,7 @@ from scenarios.appointment import understanding
 from scenarios.appointment.agent import AGENT, make_appointment_node
 from scenarios.appointment.seed import SEED
 from scenarios.appointment.tools import APPOINTMENT_TOOLS
-from scenarios.appointment.wording import DESCRIBE, WORDING
+from scenarios.appointment.wording import DESCRIBE, WORDING, reask_day
 
 SCENARIO = Scenario(
     name="appointment",
@@ -17,6 +17,7 @@ SCENARIO = Scenario(
             tool="book_appointment",
             required_slots=("department", "day"),
             agent=AGENT,
+            reask=reask_day,
         ),
     ),
     cards=APPOINTMENT_TOOLS,

@@ -99,18 +99,50 @@ def list_doctors(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
     return {"department": dept["name_zh"], "doctors": doctors}
 
 
+_FREE = "(s.status = 'free' OR (s.status = 'held' AND s.held_until < ?))"
+"""A slot anyone may hold now: free, or held past its hold."""
+NEXT_DAYS = 3
+"""Other days with free slots a full day's answer offers."""
+
+
 def list_free_slots(args: SlotQuery, ctx: ToolContext) -> dict[str, Any]:
-    """Return a department's free slots on a day, earliest first."""
+    """Return a department's free slots on a day, earliest first.
+
+    A day without any also names the nearest other days with free slots (from today on),
+    so the answer can offer them.
+    """
     db = ctx.database()
     dept = _department(db, args.department)
+    now = time.time()
     slots = db.query(
         "SELECT s.slot_id, s.slot_time, d.name AS doctor, d.title FROM appointment_slots s"
         " JOIN doctors d ON d.doctor_id = s.doctor_id WHERE d.dept_id = ? AND s.slot_date = ?"
-        " AND (s.status = 'free' OR (s.status = 'held' AND s.held_until < ?))"
-        " ORDER BY s.slot_time",
-        (dept["dept_id"], args.day.isoformat(), time.time()),
+        f" AND {_FREE} ORDER BY s.slot_time",
+        (dept["dept_id"], args.day.isoformat(), now),
     )
-    return {"department": dept["name_zh"], "day": args.day.isoformat(), "slots": slots}
+    days: list[str] = []
+    if not slots:
+        rows = db.query(
+            "SELECT DISTINCT s.slot_date FROM appointment_slots s JOIN doctors d"
+            f" ON d.doctor_id = s.doctor_id WHERE d.dept_id = ? AND {_FREE}"
+            " AND s.slot_date >= ? AND s.slot_date != ?"
+            " ORDER BY abs(julianday(s.slot_date) - julianday(?)), s.slot_date LIMIT ?",
+            (
+                dept["dept_id"],
+                now,
+                ctx.today().isoformat(),
+                args.day.isoformat(),
+                args.day.isoformat(),
+                NEXT_DAYS,
+            ),
+        )
+        days = sorted(str(row["slot_date"]) for row in rows)
+    return {
+        "department": dept["name_zh"],
+        "day": args.day.isoformat(),
+        "slots": slots,
+        "next_days": days,
+    }
 
 
 def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
@@ -185,6 +217,8 @@ class FreeSlotsResult(BaseModel):
     department: str
     day: str
     slots: list[FreeSlot]
+    next_days: list[str] = []
+    """When ``slots`` is empty: the nearest other days with free slots."""
 
 
 class BookingResult(BaseModel):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from nodes.tasks import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
@@ -40,13 +42,19 @@ WORDING: Wording = {
         "zh": "（通知短信暂时没有发出，预约不受影响，请记下预约号。）",
         "en": "(The text message could not be sent; the booking stands. Please note the number.)",
     },
-    "appointment_taken": {
-        "zh": "抱歉，这个号刚被其他人约走了，请换个时间再试。",
-        "en": "Sorry, that slot was just taken. Please try another time.",
-    },
     "appointment_none": {
-        "zh": "{day} {department}没有可预约的号了，要换一天吗？",
-        "en": "There are no free {department} slots on {day}. Another day?",
+        "zh": "{day} {department}没有可预约的号了。最近有号的日子：{days}。请问换哪一天？",
+        "en": "There are no free {department} slots on {day}. The nearest days with free"
+        " slots: {days}. Which day would you like?",
+    },
+    "appointment_none_soon": {
+        "zh": "{day} {department}没有可预约的号了，近期也都约满了，请过几天再来看看。",
+        "en": "There are no free {department} slots on {day}, nor on the days after it."
+        " Please check again in a few days.",
+    },
+    "appointment_taken_day": {
+        "zh": "抱歉，这个号刚被其他人约走了。请问换哪一天？",
+        "en": "Sorry, that slot was just taken. Which day would you like instead?",
     },
     "appointment_no_department": {
         "zh": "没有找到“{department}”这个科室。",
@@ -73,15 +81,42 @@ def describe_appointment(result: ToolResult, state: AgentState, speaker: Speaker
         return speaker.say("declined", task=speaker.label(state.get("intent", "")))
     hold = by_tool.get("hold_appointment_slot")
     if hold and hold.get("status") != "success":
-        return speaker.say("appointment_taken")
+        return speaker.say("appointment_taken_day")
     if booking:
         return speaker.say("appointment_failed")
     lookup = by_tool.get("list_free_slots")
     if lookup and lookup.get("error_type") == "not_found":
         return speaker.say("appointment_no_department", department=slots.get("department"))
+    days = _next_days(lookup)
     return speaker.say(
-        "appointment_none", day=slots.get("day", ""), department=slots.get("department", "")
+        "appointment_none" if days else "appointment_none_soon",
+        day=slots.get("day", ""),
+        department=slots.get("department", ""),
+        days="、".join(days) if speaker.language == "zh" else ", ".join(days),
     )
+
+
+def _next_days(lookup: ToolResult | None) -> list[str]:
+    """The other days with free slots a full day's lookup found."""
+    if lookup is None or lookup.get("status") != "success":
+        return []
+    return list((lookup.get("data") or {}).get("next_days") or [])
+
+
+def reask_day(results: Sequence[ToolResult]) -> str | None:
+    """Ask for another day when the asked one is full (and others are not) or was just taken.
+
+    Then "那6月21号呢" continues the booking instead of starting over.
+    """
+    by_tool = {r.get("tool"): r for r in results}
+    if "book_appointment" in by_tool:
+        return None
+    hold = by_tool.get("hold_appointment_slot")
+    if hold is not None:
+        return "day" if hold.get("status") != "success" else None
+    lookup = by_tool.get("list_free_slots")
+    free = (lookup.get("data") or {}).get("slots") if lookup else None
+    return "day" if not free and _next_days(lookup) else None
 
 
 DESCRIBE: dict[str, Describer] = dict.fromkeys(

@@ -106,6 +106,8 @@ def test_two_patients_racing_for_the_last_slot(make_app, db):
     replies = [out["messages"][-1].content for out in outs]
     assert sum("预约成功" in r for r in replies) == 1
     assert sum("刚被其他人约走" in r for r in replies) == 1
+    loser = next(out for out in outs if "刚被其他人约走" in out["messages"][-1].content)
+    assert loser["missing_slots"] == ["day"]  # asked for another day: the answer goes on
     assert len(appointments(db)) == 1 and slot(db)["status"] == "booked"
 
 
@@ -165,3 +167,32 @@ def test_a_department_the_clinic_lacks_is_named_and_the_ones_it_has_offered(make
     assert second["slots"]["day"] == "2024-06-20" and second["slots"]["department"] == "皮肤科"
     payload = app.get_state(CONFIG).tasks[0].interrupts[0].value
     assert "皮肤科" in payload["question"] and "赵医生" in payload["question"]
+
+
+def test_a_full_day_offers_the_nearest_free_days_and_the_answer_books_one(make_app, db):
+    app = make_app()
+    first = say(app, "帮我挂6月22号的内科")
+    reply = first["messages"][-1].content
+    assert "2024-06-22 内科没有可预约的号了" in reply
+    assert "最近有号的日子：2024-06-20、2024-06-21" in reply and "请问换哪一天" in reply
+    assert first["missing_slots"] == ["day"] and "day" not in first["slots"]
+    say(app, "那6月21号呢")  # no intent of its own: it answers the question
+    payload = app.get_state(CONFIG).tasks[0].interrupts[0].value
+    assert "2024-06-21 09:00" in payload["question"] and "王医生" in payload["question"]
+    out = app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert "预约成功：2024-06-21 09:00 内科王医生" in out["messages"][-1].content
+    assert appointments(db) == [{"slot_id": "S-006", "user_id": "u_10001", "patient_name": "张三"}]
+
+
+def test_another_day_without_a_date_is_asked_for_and_no_free_day_ends_the_task(make_app, db):
+    app = make_app()
+    say(app, "帮我挂6月22号的内科")
+    again = say(app, "换一天吧")
+    assert again["missing_slots"] == ["day"] and again["slots"] == {"department": "内科"}
+    assert "就诊日期" in again["messages"][-1].content
+    # the clinic's only dermatology slot booked: no other day to offer, so nothing is asked
+    say(app, ASK, thread="skin")
+    app.invoke(Command(resume="确认"), {"configurable": {"thread_id": "skin"}}, context=ALICE)
+    full = say(app, "帮我挂6月21号的皮肤科", thread="late", context=BOB)
+    assert "近期也都约满了" in full["messages"][-1].content
+    assert full["missing_slots"] == []
