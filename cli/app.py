@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from datetime import date
 from pathlib import Path
@@ -188,7 +189,15 @@ def demo(
     data_dir: DataDir = None,
     model: ModelChoice = None,
 ) -> None:
-    """Run scripted conversations, printing what each node decided."""
+    """Run scripted conversations, printing what each node decided.
+
+    Without ``--data-dir`` they run in a fresh ``demo/`` under the data directory, so every
+    run starts from the seeded world (a run that books the clinic's last slot or refunds an
+    order would otherwise show the next run a full day or an existing refund).
+    """
+    if data_dir is None:
+        data_dir = _use_data_dir(None).data_dir / "demo"
+        shutil.rmtree(data_dir, ignore_errors=True)
     settings = _with_model(_use_data_dir(data_dir), model)
     names = list(DEMOS) if scenario == "all" else [scenario]
     unknown = [name for name in names if name not in DEMOS]
@@ -223,6 +232,7 @@ def demo(
         if server is not None:
             server.shutdown()
     console.rule("done")
+    console.print(f"demo data: {settings.data_dir} (reach history THREAD --data-dir ...)")
 
 
 @app.command()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -99,6 +100,19 @@ def test_reach_demo_runs_on_embedded_defaults(tmp_path):
     assert "北京现在晴" in out  # weather, from the demo's local weather API
     assert "2024年6月销售额最高的产品是「蓝牙耳机」" in out  # sales, on the design's June 2024
     assert "FL-20240621001" in out and "预约成功" in out and "已转交财务处理" in out
+
+
+def test_reach_demo_starts_from_the_seeded_world_every_time(tmp_path):
+    # the first run books the clinic's only dermatology slot; the second still can
+    for _ in range(2):
+        out = reach("demo", "--scenario", "appointment", data_dir=tmp_path).stdout
+        assert "预约成功：2024-06-20 15:00 皮肤科赵医生" in out
+        assert f"demo data: {tmp_path / 'demo'}" in out.replace("\n", "")
+    booked = sqlite3.connect(tmp_path / "demo" / "business.db")
+    assert booked.execute("SELECT count(*) FROM appointments").fetchone() == (1,)
+    own = tmp_path / "business.db"  # the user's own world is left alone
+    if own.exists():
+        assert sqlite3.connect(own).execute("SELECT count(*) FROM appointments").fetchone() == (0,)
 
 
 def test_reach_demo_runs_one_scenario_and_refuses_an_unknown_one(tmp_path):
