@@ -231,8 +231,3 @@ def build_graph(
         JOBS.set_follow_up(services.database, follow_up_on_thread(traced, activity))
         return traced
     return compiled.with_config(callbacks=callbacks)
-
-
-graph = make_builder(Services(scenarios=SCENARIOS)).compile(name="agent")
-"""What ``langgraph dev`` serves: no checkpointer (the server brings its own)."""
-graph = graph.with_config(callbacks=trace_callbacks())

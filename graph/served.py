@@ -1,0 +1,20 @@
+"""The graph ``langgraph.json`` serves (``langgraph dev``, Aegra): compiled without a checkpointer.
+
+The server brings its own checkpointer. Building it opens the executor's and the tools' stores
+in the data directory, so it lives here, imported by the server only, and not in
+``graph.builder``, which every command and test imports.
+"""
+
+from __future__ import annotations
+
+from graph.builder import make_builder
+from nodes.services import Services
+from scenarios import SCENARIOS
+from tools.trace_callbacks import trace_callbacks
+
+graph = (
+    make_builder(Services(scenarios=SCENARIOS))
+    .compile(name="agent")
+    .with_config(callbacks=trace_callbacks())
+)
+"""The served graph, traced to the audit log like an embedded one."""
