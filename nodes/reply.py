@@ -53,12 +53,12 @@ def make_reply_node(services: Services) -> Node:
             confidence=state.get("confidence", 1.0),
             error=error,
         )
-        update: dict[str, Any] = {
+        return {
             "messages": [AIMessage(content=text)],
             "protocol": [note],
             "step_count": 1,
+            **_asked_again(services, state),
         }
-        return {**update, **_asked_again(services, state)}
 
     return reply
 

@@ -28,10 +28,11 @@ _log = logging.getLogger(__name__)
 class _Owed:
     """A call sent on a kept connection whose reply has not been read yet."""
 
-    seq: int
     script: Any
     keys: list[Any]
     args: list[Any]
+    seq: int = 0
+    """Its place among the sync client's unread replies (``Direct.flush`` waits by it)."""
 
 
 class Direct:
@@ -181,7 +182,7 @@ class Direct:
             check_health=False,
         )
         with self._lock:
-            owed = _Owed(self._seq, script, keys, args)
+            owed = _Owed(script, keys, args, self._seq)
             self._seq += 1
             self.sent_later += 1
             self._unread.add(owed.seq)
@@ -302,7 +303,7 @@ class AsyncDirect:
                         check_health=False,
                     )
                     if later:
-                        self._read_later(loop, connection, _Owed(0, script, keys, args))
+                        self._read_later(loop, connection, _Owed(script, keys, args))
                         return None
                     answer = await connection.read_response()
                     if isinstance(answer, Exception):

@@ -49,7 +49,7 @@ WORDING: Wording = {
     },
     "appointment_none_soon": {
         "zh": "{day} {department}没有可预约的号了，近期也都约满了，请过几天再来看看。",
-        "en": "There are no free {department} slots on {day}, nor on the days after it."
+        "en": "There are no free {department} slots on {day}, nor on any other day soon."
         " Please check again in a few days.",
     },
     "appointment_taken_day": {

@@ -68,7 +68,7 @@ _PAYEE_THEN_AMOUNT = re.compile(
 """The payee, a transfer verb, then a number ending the sentence ("给ACC-2001转五百",
 "给ACC-2001转500"): the amount, with no currency said. The confirmation shows it."""
 _CHINESE_AMOUNT = re.compile(
-    r"([零〇一二两三四五六七八九十百千万壹贰叁肆伍陆柒捌玖拾佰仟]+(?:点[零〇一二三四五六七八九]+)?)"
+    rf"([{_NUMERALS}]+(?:点[零〇一二三四五六七八九]+)?)"
     r"\s*(?:元|块)(?![零〇一二两三四五六七八九\d])"
 )
 """An amount in Chinese numerals ("一百块钱", "两千五百元"). "三块五" (3.50) is left alone:
