@@ -1,4 +1,4 @@
-"""Dates as people say them: 2024-06-20, 6月20号, June 20, 明天, tomorrow, 下周一, next Friday."""
+"""Dates as people say them: 2024-06-20, 6月20号, June 20, 22号, the 21st, 明天, next Friday."""
 
 from __future__ import annotations
 
@@ -77,6 +77,34 @@ def _weekday(text: str, today: date) -> date | None:
     return monday + timedelta(weeks=week, days=day)
 
 
+_DAY_OF_MONTH = re.compile(
+    r"(?<![\d月/.\-])([1-9]|[12]\d|3[01])\s*(?:[号號]|日(?!内))(?![楼线门床窗位机店桌房柜口台道])"
+    r"|\b(?:on\s+)?the\s+([1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b"
+    r"|\bon\s+([1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b",
+    re.IGNORECASE,
+)
+"""A day of the month said alone ("22号", "21号可以吗", "the 20th"): not a building ("3号楼"),
+a line ("1号线") or a span ("3日内")."""
+
+
+def _day_of_month(text: str, today: date) -> date | None:
+    """Read a day of the month alone as the next one to come.
+
+    That is this month's, or next month's once it has passed (today counts as to come).
+    """
+    found = _DAY_OF_MONTH.search(text)
+    if not found:
+        return None
+    day = int(next(group for group in found.groups() if group))
+    year, month = today.year, today.month
+    if day < today.day:
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    try:
+        return date(year, month, day)
+    except ValueError:  # the 31st of a 30-day month: ask rather than guess
+        return None
+
+
 def find_date(text: str, today: date) -> date | None:
     """Return the date ``text`` names, relative words counted from ``today``; else ``None``."""
     full = re.search(r"(20\d{2})\s*[-/年.]\s*(\d{1,2})\s*[-/月.]\s*(\d{1,2})", text)
@@ -91,6 +119,8 @@ def find_date(text: str, today: date) -> date | None:
             return date(today.year, EN_MONTHS[english.group(1).lower()], int(english.group(2)))
     except ValueError:
         return None
+    if (alone := _day_of_month(text, today)) is not None:
+        return alone
     lowered = text.lower()
     for word, offset in _RELATIVE:
         if word in lowered:

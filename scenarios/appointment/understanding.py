@@ -24,6 +24,7 @@ CUES: dict[str, Cues] = {
         ("还有号", 1.0),
         ("有号吗", 1.0),
         ("有号没", 1.0),
+        ("有没有号", 1.0),
         ("牙医", 1.0),
         ("看牙", 1.0),
         ("挂一个", 0.6),
@@ -35,6 +36,7 @@ CUES: dict[str, Cues] = {
         ("约一下", 0.4),
         ("appointment", 1.2),
         ("see a doctor", 1.2),
+        ("skin doctor", 1.0),
         ("doctor", 0.4),
         ("dentist", 0.6),
         ("schedule", 0.4),
@@ -52,6 +54,9 @@ DEPARTMENTS = {
     "pediatrician": "儿科",
     "paediatric": "儿科",
     "pediatric": "儿科",
+    "skin doctor": "皮肤科",
+    "儿童": "儿科",
+    "小孩看病": "儿科",
 }
 """Department names as users say them → the clinic's name."""
 DEPARTMENT_SUPPORT = 0.5

@@ -196,3 +196,12 @@ def test_another_day_without_a_date_is_asked_for_and_no_free_day_ends_the_task(m
     full = say(app, "帮我挂6月21号的皮肤科", thread="late", context=BOB)
     assert "近期也都约满了" in full["messages"][-1].content
     assert full["missing_slots"] == []
+
+
+def test_a_day_of_the_month_alone_books_and_answers_a_full_day(make_app, db):
+    app = make_app()
+    first = say(app, "帮我挂22号内科")
+    assert "2024-06-22 内科没有可预约的号了" in first["messages"][-1].content
+    say(app, "21号可以吗")
+    payload = app.get_state(CONFIG).tasks[0].interrupts[0].value
+    assert "2024-06-21 09:00" in payload["question"]

@@ -66,3 +66,26 @@ def test_english_abbreviations_after_next_this_or_on(text, expected):
 @pytest.mark.parametrize("text", ["i sat down", "the sun is out", "wed", "fri"])
 def test_a_bare_abbreviation_is_no_day(text):
     assert find_date(text, TUESDAY) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("帮我挂22号内科", date(2024, 6, 22)),
+        ("21号可以吗", date(2024, 6, 21)),
+        ("那就20号吧", date(2024, 6, 20)),
+        ("18号", date(2024, 6, 18)),  # today
+        ("10号", date(2024, 7, 10)),  # passed this month: next month's
+        ("皮肤科20号还有没有号啊", date(2024, 6, 20)),
+        ("I need a skin doctor on the 20th", date(2024, 6, 20)),
+        ("how about the 1st", date(2024, 7, 1)),
+    ],
+)
+def test_a_day_of_the_month_alone_is_the_next_one_to_come(text, expected):
+    assert find_date(text, TUESDAY) == expected
+
+
+@pytest.mark.parametrize("text", ["3号楼门口", "坐1号线", "3日内送到", "订单12345号", "31号"])
+def test_numbers_that_are_no_day_of_the_month(text):
+    # 31号 in June (30 days): asked for rather than guessed as July's
+    assert find_date(text, TUESDAY) is None

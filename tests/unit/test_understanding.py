@@ -329,3 +329,25 @@ def test_a_department_the_clinic_lacks_is_an_invalid_slot_naming_it(text, named)
     assert found.invalid == ({"department": f"{named}: not_offered"} if named else {})
     if named:
         assert "department" not in found.slots
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("皮肤科20号还有没有号啊", "BOOK_APPOINTMENT"),
+        ("I need to see a skin doctor on the 20th", "BOOK_APPOINTMENT"),
+        ("上个月卖的最好的是啥", "QUERY_SALES"),
+    ],
+)
+def test_fresh_phrasings_of_the_seventh_round(text, intent):
+    # phrasings written before their rules (a 24-conversation sample; see the issue note)
+    assert confidently(text, intent)
+
+
+@pytest.mark.parametrize(
+    ("text", "department"),
+    [("下周二能挂个小孩看病的号不", "儿科"), ("I need to see a skin doctor on the 20th", "皮肤科")],
+)
+def test_a_department_said_in_other_words(text, department):
+    found = U.extract_slots(text, "BOOK_APPOINTMENT").slots
+    assert found["department"] == department
