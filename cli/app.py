@@ -27,6 +27,7 @@ from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
 from graph.run_lock import LockedGraph
+from nodes.confirmation import read_decisions
 from nodes.model_understanding import parse_choice
 from state import Context
 from tools.settings import Settings, get_settings
@@ -40,6 +41,7 @@ DEMOS: dict[str, tuple[str, str, list[str]]] = {
         "u_10001",
         "customer",
         [
+            "你好",
             "我的订单怎么还没到？",
             "OD-20240618-001",
             "帮我催一下单，订单号 OD-20240618-001",
@@ -49,6 +51,7 @@ DEMOS: dict[str, tuple[str, str, list[str]]] = {
             "嗯……那个……",
             "订单号是 12345",
             "OD-20240619-003 到哪了？",
+            "我要找人工",
         ],
     ),
     "flights": (
@@ -83,7 +86,7 @@ DEMOS: dict[str, tuple[str, str, list[str]]] = {
     "appointment": (
         "u_10001",
         "customer",
-        ["我想挂号", "皮肤科，6月20号", "确认", "帮我预约6月20号的皮肤科"],
+        ["我想挂号", "皮肤科，6月20号", "确认", "帮我预约6月20号的皮肤科", "算了不挂了"],
     ),
     "weather": (
         "u_10001",
@@ -167,9 +170,14 @@ def _waiting_for_confirmation(app_graph, config: dict) -> bool:  # type: ignore[
 
 
 def _run_turn(app_graph, text: str, thread: str, context: Context, trace: bool) -> None:  # type: ignore[no-untyped-def]
-    """Send one user message; if an action awaits confirmation, the message answers it."""
+    """Send one user message; if an action awaits confirmation and it is a yes or a no, resume.
+
+    Anything else goes in as a message, as a chat front-end sends it: the intent node reads
+    it against the pending action (a correction, a new request that sets it aside, a request
+    for a person), where a resume could only ask again.
+    """
     config = {"configurable": {"thread_id": thread}}
-    if _waiting_for_confirmation(app_graph, config):
+    if _waiting_for_confirmation(app_graph, config) and read_decisions(text, 1) is not None:
         payload: Any = Command(resume=text)
     else:
         payload = {"messages": [("user", text)]}

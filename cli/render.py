@@ -27,7 +27,7 @@ def show_update(console: Console, node: str, update: Any, *, answers_only: bool 
     superstep when their edges lead there (``nodes.fusion``): their update then holds both
     steps, and each gets its own line, as when they were apart.
     """
-    if not update or (answers_only and node not in ANSWERS | {"tool"}):
+    if not update or (answers_only and node not in ANSWERS | {"tool", "intent"}):
         return
     for step, line in _lines(node, update):
         if answers_only and step not in ANSWERS:
@@ -44,6 +44,9 @@ def _lines(node: str, update: Any) -> list[tuple[str, str]]:
         lines = [("intent", _intent_line(update))]
         if "missing_slots" in update:  # slot filling ran in the same superstep
             lines.append(("slot_filling", _slots_line(update)))
+        for message in update.get("messages") or []:  # hello, too long, a set-aside action
+            if isinstance(message, AIMessage) and not message.tool_calls:
+                lines.append(("reply", str(message.content)))
         return lines
     if node == "tool":
         lines = [("tool", _tool_line(update))]
@@ -68,8 +71,9 @@ def _question(payload: Any) -> str:
 
 def _intent_line(update: dict[str, Any]) -> str:
     confidence = update.get("confidence")
-    if confidence is None:  # a typed answer to a pending confirmation: no new intent
-        return f"decision={update.get('decision')}"
+    if confidence is None:  # a typed answer to a pending confirmation, a hand-over
+        evidence = update.get("intent_evidence")
+        return f"decision={update.get('decision')}" + (f" evidence={evidence}" if evidence else "")
     return (
         f"intent={update.get('intent', '(continuing task)')} "
         f"confidence={confidence:.2f} "

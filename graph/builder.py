@@ -127,7 +127,7 @@ def make_builder(
     builder.add_conditional_edges(
         "intent",
         Through(after_intent, "slot_filling", after_slots) if slots_too else after_intent,
-        ["reflect_refine", "slot_filling", "tool", END, *agents]
+        ["reflect_refine", "slot_filling", "tool", "handoff", END, *agents]
         + (["clarify", "propose"] if slots_too else []),
     )
     builder.add_conditional_edges(

@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
+from nodes.acts import EVIDENCE_PREFIX, HANDED_OVER, ReadAct, read_act
 from nodes.common import (
     Node,
     context_of,
@@ -23,7 +24,7 @@ from nodes.confirmation import read_decisions
 from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.tasks import UNKNOWN
-from nodes.understanding import IntentResult
+from nodes.understanding import IntentResult, detect_language
 from state import AgentState, Context, Overwrite, PendingConfirmation, SuspendedTask
 from tools.intake import INTAKE_KINDS, revealed, tokenize_text
 from tools.limits import too_long, too_long_reply
@@ -69,16 +70,24 @@ def make_intent_node(services: Services) -> Node:
     def _understood(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
         message = latest_user_message(state)
         text = message_text(message)
-        result = services.understand_for(context_of(runtime).model).classify(text)
+        # what is answered without understanding is answered before a model is asked
         if too_long(text):  # answered, not understood: the thread goes on
-            return _too_long(state, runtime, text, result.language)
+            return _too_long(state, runtime, text, detect_language(text))
+        act = read_act(text)
+        if act is not None and act.kind in HANDED_OVER:  # a person takes it from here
+            return _handed_over(services, state, runtime, text, act)
         awaiting = state.get("awaiting")
+        pending_intent = state.get("intent")
+        waiting = bool(state.get("missing_slots")) and pending_intent not in (None, UNKNOWN)
+        if act is not None and not awaiting:  # with an action pending, a "thanks" is no yes
+            courtesy = _courtesy(services, state, runtime, text, act, waiting=waiting)
+            if courtesy is not None:
+                return courtesy
+        result = services.understand_for(context_of(runtime).model).classify(text)
         if awaiting:
             answered = _answer_to_pending(services, state, runtime, awaiting, text, result)
             if answered is not None:
                 return answered
-        pending_intent = state.get("intent")
-        waiting = bool(state.get("missing_slots")) and pending_intent not in (None, UNKNOWN)
         # a model may be sure a bare answer ("OD-…") is no task: that is no new request either
         confident = result.confidence >= services.confidence_threshold and result.intent != UNKNOWN
         continues = waiting and (result.intent == pending_intent or not confident)
@@ -200,6 +209,100 @@ def _too_long(
         "decision": "answered",
         "step_count": 1,
     }
+
+
+def _act_notes(
+    state: AgentState, runtime: Runtime[Context], text: str, act: ReadAct
+) -> list[dict[str, Any]]:
+    """Return the protocol messages of a message read as ``act``: the user's, and the reading."""
+    user = protocol_message(state, runtime, role="user", content=text, confidence=1.0)
+    note = protocol_message(
+        state,
+        runtime,
+        role="agent",
+        content={"stage": "intent", "act": act.kind, "evidence": [act.cue]},
+        confidence=1.0,
+    )
+    return [user, note]
+
+
+def _handed_over(
+    services: Services,
+    state: AgentState,
+    runtime: Runtime[Context],
+    text: str,
+    act: ReadAct,
+) -> dict[str, Any]:
+    """Send a request for a person, or a complaint, to the hand-off node.
+
+    The open task and its slots stay for whoever takes over; a pending confirmation is
+    closed unrun, since nobody is left to answer it.
+    """
+    update: dict[str, Any] = {
+        "language": detect_language(text) or state.get("language") or "zh",
+        "intent_evidence": [f"{EVIDENCE_PREFIX}{act.kind}", act.cue],
+        "decision": "handoff",
+        "intent": state.get("intent") or UNKNOWN,  # the task a person takes over, if any
+        "error": None,
+        "pending_tool_calls": [],
+        "awaiting": None,
+        "answer": None,
+        "step_count": 1,
+        "protocol": _act_notes(state, runtime, text, act),
+    }
+    if state.get("awaiting"):
+        update["messages"] = set_aside_messages(state, services)
+    return update
+
+
+def _courtesy(
+    services: Services,
+    state: AgentState,
+    runtime: Runtime[Context],
+    text: str,
+    act: ReadAct,
+    *,
+    waiting: bool,
+) -> dict[str, Any] | None:
+    """Answer hello, thanks, goodbye or "never mind"; ``None`` when the open question stands.
+
+    "Never mind" while a task waits for its slots drops that task; a hello or a thanks then
+    leaves it waiting, and slot filling asks its question again.
+    """
+    if waiting and act.kind in ("greet", "thanks"):
+        return None
+    language = detect_language(text) or state.get("language") or "zh"
+    voice = Voice(services.catalog, language)
+    label = voice.label(state.get("intent", ""))
+    update: dict[str, Any] = {
+        "language": language,
+        "intent_evidence": [f"{EVIDENCE_PREFIX}{act.kind}", act.cue],
+        "decision": "answered",
+        "step_count": 1,
+    }
+    if not (act.kind == "bye" and waiting):  # no task is open after it
+        update.update(intent=UNKNOWN, confidence=1.0)
+    if act.kind == "never_mind" and waiting:
+        reply = voice.say("act.dropped", task=label)
+        update.update(
+            slots=Overwrite({}),
+            missing_slots=[],
+            invalid_slots={},
+            pending_tool_calls=[],
+            tool_results=Overwrite([]),
+        )
+    elif act.kind == "bye" and waiting:
+        reply = voice.say("act.bye_pending", task=label)
+    elif act.kind == "greet":
+        reply = voice.say(
+            "act.greet", tasks=voice.join([voice.label(i) for i in voice.scenarios.intents])
+        )
+    else:
+        reply = voice.say(f"act.{act.kind}")
+    answer = protocol_message(state, runtime, role="assistant", content=reply)
+    update["messages"] = [AIMessage(content=reply)]
+    update["protocol"] = [*_act_notes(state, runtime, text, act), answer]
+    return update
 
 
 def _answer_to_pending(

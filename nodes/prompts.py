@@ -2,7 +2,8 @@
 
 Scenario wording lives in each scenario's ``wording.py``; these are the sentences no scenario
 owns: what to say when the request is unclear, the confirmation question, a declined or
-refused action, and the hand-over to a human. ``Voice`` looks a key up in the scenarios
+refused action, the hand-over to a human, and the answers to courtesies and "never mind"
+(``nodes.acts``). ``Voice`` looks a key up in the scenarios
 first and here second, in the user's language.
 """
 
@@ -77,6 +78,35 @@ GENERIC: Wording = {
             "Sorry, I can't confirm whether the request to {task} went through. Please don't "
             "repeat it; I've passed you to a human agent to check."
         ),
+    },
+    "handoff_human": {
+        "zh": "好的，正在为您转接人工客服，请稍候。",
+        "en": "Sure, I'm passing you to a human agent; please hold on.",
+    },
+    "handoff_complaint": {
+        "zh": "很抱歉给您带来不好的体验。正在为您转接人工客服处理投诉，请稍候。",
+        "en": "I'm sorry about that. I'm passing your complaint to a human agent; please hold on.",
+    },
+    "act.greet": {
+        "zh": "您好！我可以帮您{tasks}。请问有什么可以帮您？",
+        "en": "Hello! I can {tasks}. How can I help?",
+    },
+    "act.thanks": {
+        "zh": "不客气！还有其他需要随时告诉我。",
+        "en": "You're welcome! Tell me whenever you need anything else.",
+    },
+    "act.bye": {"zh": "再见，祝您生活愉快！", "en": "Goodbye, and have a nice day!"},
+    "act.bye_pending": {
+        "zh": "再见！{task}还没有办完，下次回来接着说就行。",
+        "en": "Goodbye! We haven't finished ({task}); come back any time to carry on.",
+    },
+    "act.never_mind": {
+        "zh": "好的，有需要随时找我。",
+        "en": "OK. I'm here whenever you need me.",
+    },
+    "act.dropped": {
+        "zh": "好的，不{task}了。还有什么可以帮您？",
+        "en": "OK, I've dropped that ({task}). Anything else I can help with?",
     },
 }
 """Sentences that belong to no scenario."""

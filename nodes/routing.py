@@ -77,16 +77,19 @@ def route_start(state: RouteView) -> Literal["job_update", "intent"]:
 
 def route_after_intent(
     state: RouteView, *, scenarios: ScenarioSet, threshold: float = 0.6
-) -> Literal["reflect_refine", "slot_filling", "tool"] | str:
+) -> Literal["reflect_refine", "slot_filling", "tool", "handoff"] | str:
     """Send an unsure or unknown intent to reflect-refine, a clear one to slot filling.
 
-    A message that answers a pending confirmation goes back to the node that asked.
+    A message that answers a pending confirmation goes back to the node that asked; one
+    asking for a person (or complaining) goes to the hand-off.
     """
     awaiting = state.get("awaiting")
     if state.get("decision") == "confirm" and awaiting:
         return awaiting["node"]
     if state.get("decision") == "answered":
         return END
+    if state.get("decision") == "handoff":
+        return "handoff"
     if state.get("confidence", 0.0) < threshold or scenarios.task(state.get("intent")) is None:
         return "reflect_refine"
     return "slot_filling"

@@ -35,7 +35,8 @@ tool_call_retry_rate            executed calls that needed more than one attempt
 tool_call_retry_success_rate    of those, the share that succeeded
 validation_intercept_rate       calls stopped by validation (``error_type: validation``)
                                 / tool calls
-human_handoff_rate              turns that ended in the ``handoff`` node / turns
+human_handoff_rate              turns that ended in the ``handoff`` node / turns (a
+                                user asking for a person, or complaining, counts too)
 circuit_breaker_state           per tool, 0 closed, 1 open, 2 half-open: the last record
                                 seen (``circuit_open`` → 1, an executed success → 0), or
                                 the live breakers given to ``watch_breakers``

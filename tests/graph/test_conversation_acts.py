@@ -1,0 +1,95 @@
+"""Hello, thanks, goodbye, "never mind" and asking for a person, through the compiled graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.conftest import nodes_visited, say
+
+CONFIG = {"configurable": {"thread_id": "t1"}}
+
+
+def state(app: Any) -> dict[str, Any]:
+    return app.get_state(CONFIG).values
+
+
+def last(out: dict[str, Any]) -> str:
+    return str(out["messages"][-1].content)
+
+
+def handoffs(app: Any) -> list[dict[str, Any]]:
+    return [p["handoff"] for p in state(app)["protocol"] if p.get("handoff")]
+
+
+def test_a_hello_is_answered_with_what_the_agent_can_do(app):
+    assert nodes_visited(app, "你好") == ["intent"]
+    reply = last(state(app))
+    assert reply.startswith("您好") and "查询订单状态" in reply and "预约挂号" in reply
+    assert "没太明白" not in reply
+
+
+def test_thanks_and_goodbye_are_answered_in_the_users_language(app):
+    assert "不客气" in last(say(app, "好的谢谢"))
+    assert "再见" in last(say(app, "再见"))
+    assert "welcome" in last(say(app, "thanks!", thread="t2"))
+    assert "Goodbye" in last(say(app, "bye", thread="t2"))
+
+
+def test_never_mind_drops_the_task_that_waits_for_slots(app):
+    assert "科室" in last(say(app, "帮我挂个号"))
+    out = say(app, "算了不挂了")
+    assert last(out) == "好的，不预约挂号了。还有什么可以帮您？"
+    values = state(app)
+    assert values["missing_slots"] == [] and values["slots"] == {}
+    # asking again starts afresh, and asks for everything again
+    assert "科室" in last(say(app, "帮我挂个号"))
+
+
+def test_never_mind_in_a_transfer_keeps_nothing_it_was_told(app, db):
+    say(app, "给 ACC-2002 转 50 元")
+    assert state(app)["slots"]  # the payee and the amount were taken
+    out = say(app, "不转了")
+    assert "不转账了" in last(out)
+    assert state(app)["slots"] == {}
+    assert db.query("SELECT * FROM transfers") == []
+
+
+def test_a_hello_or_thanks_in_the_middle_of_a_task_asks_its_question_again(app):
+    say(app, "帮我查一下订单")
+    assert "订单号" in last(say(app, "你好"))
+    assert "订单号" in last(say(app, "谢谢"))
+    assert "配送中" in last(say(app, "OD-20240618-001"))  # the task went on
+
+
+def test_goodbye_in_the_middle_of_a_task_keeps_it_for_later(app):
+    say(app, "帮我查一下订单")
+    assert "还没有办完" in last(say(app, "拜拜"))
+    assert "配送中" in last(say(app, "OD-20240618-001"))
+
+
+def test_asking_for_a_person_hands_over(app):
+    assert nodes_visited(app, "我要找人工") == ["intent", "handoff"]
+    assert "转接人工客服" in last(state(app))
+    assert handoffs(app) == [{"to": "human", "reason": "user_request"}]
+
+
+def test_a_complaint_is_handed_to_a_person(app):
+    out = say(app, "我想投诉骑手态度差")
+    assert "投诉" in last(out) and "人工" in last(out)
+    assert handoffs(app) == [{"to": "human", "reason": "complaint"}]
+    assert "human agent" in last(say(app, "I want to talk to a human", thread="t2"))
+
+
+def test_asking_for_a_person_while_a_refund_waits_runs_nothing(app, db):
+    say(app, "我要退款 OD-20240618-002")
+    assert app.get_state(CONFIG).interrupts
+    out = say(app, "转人工")
+    texts = [str(m.content) for m in out["messages"] if m.type == "ai"]
+    assert any("已取消" in t for t in texts[-2:])  # the pending refund was closed, unrun
+    assert "转接人工客服" in texts[-1]
+    assert not app.get_state(CONFIG).interrupts
+    assert db.query("SELECT * FROM refunds") == []
+
+
+def test_a_greeting_in_front_of_a_question_answers_the_question(app):
+    assert "配送中" in last(say(app, "你好，OD-20240618-001 到哪了"))

@@ -1,0 +1,66 @@
+"""Conversation acts: what is read as a courtesy, "never mind" or a request for a person."""
+
+from __future__ import annotations
+
+import pytest
+
+from nodes.acts import read_act
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("你好", "greet"),
+        ("您好！", "greet"),
+        ("在吗", "greet"),
+        ("hi", "greet"),
+        ("Hello there", "greet"),
+        ("谢谢", "thanks"),
+        ("好的谢谢", "thanks"),
+        ("thank you so much!", "thanks"),
+        ("谢谢，再见", "bye"),
+        ("没有了", "bye"),
+        ("就这样吧", "bye"),
+        ("thanks, bye", "bye"),
+        ("算了不挂了", "never_mind"),
+        ("那算了吧", "never_mind"),
+        ("不用了谢谢", "never_mind"),
+        ("不转了", "never_mind"),
+        ("先不用了", "never_mind"),
+        ("never mind", "never_mind"),
+        ("no thanks", "never_mind"),
+        ("forget it", "never_mind"),
+        ("我要找人工", "human"),
+        ("转人工", "human"),
+        ("I want to talk to a human", "human"),
+        ("订单 OD-20240618-001 一直没到，转人工", "human"),
+        ("我想投诉骑手态度差", "complaint"),
+        ("I want to file a complaint", "complaint"),
+    ],
+)
+def test_an_act_is_read(text: str, kind: str) -> None:
+    act = read_act(text)
+    assert act is not None and act.kind == kind
+    assert act.cue.lower() in text.lower()  # the evidence is the user's own words
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "你好，OD-20240618-001 到哪了",  # a greeting in front of a question is the question
+        "hi, where is my order",
+        "谢谢，再帮我查一下 OD-20240618-001",
+        "我的快递不见了",  # a missing parcel, not "不…了"
+        "订单不要了",  # cancelling the order is a task
+        "太不好了",
+        "不错了",
+        "人工智能是什么",  # AI, not a person
+        "好的",  # a yes belongs to a pending confirmation
+        "取消",
+        "cancel it",
+        "嗯",
+        "",
+    ],
+)
+def test_a_message_that_says_more_is_no_act(text: str) -> None:
+    assert read_act(text) is None
