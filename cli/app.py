@@ -114,6 +114,9 @@ DEMOS: dict[str, tuple[str, str, list[str]]] = {
 DEMO_TODAY = {"sales": "2024-07-15", "flights": "2024-06-18", "appointment": "2024-06-18"}
 """The demo's "today" per scenario: the design's flight is on 2024-06-20, its sales month is
 June 2024."""
+WORLD_TODAY = date(2024, 6, 18)
+"""The seeded world's day: its orders, flights and clinic slots are around it. ``reach chat``
+talks on it unless told otherwise; on the real date every flight and slot is in the past."""
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Where the database and checkpoints live.")
@@ -253,9 +256,21 @@ def chat(
     role: Role = "customer",
     trace: Annotated[bool, typer.Option("--trace/--no-trace", help="Show each node.")] = False,
     model: ModelChoice = None,
+    today: Annotated[
+        str | None,
+        typer.Option(
+            "--today",
+            help="The day the chat happens on: YYYY-MM-DD, or 'real'. Default: REACH_TODAY,"
+            f" else the seeded world's {WORLD_TODAY.isoformat()}.",
+        ),
+    ] = None,
 ) -> None:
     """Talk to the agent. The thread is saved, so it continues after a restart."""
     settings = _with_model(_use_data_dir(data_dir), model)
+    day = _chat_today(today, settings)
+    settings = settings.model_copy(update={"today": day})
+    shown = "the real date" if day is None else day.isoformat()
+    console.print(f"[dim]today: {shown} (--today YYYY-MM-DD, or --today real)[/dim]")
     agent = _locked(build_graph(checkpointer=make_checkpointer(), settings=settings), settings)
     config = {"configurable": {"thread_id": thread}}
     previous = agent.get_state(config).values.get("messages", [])
@@ -274,6 +289,19 @@ def chat(
             break
         if text:
             _run_turn(agent, text, thread, context, trace)
+
+
+def _chat_today(option: str | None, settings: Settings) -> date | None:
+    """Return the day ``reach chat`` talks on (``None``: the real date)."""
+    if option == "real":
+        return None
+    if option is not None:
+        try:
+            return date.fromisoformat(option)
+        except ValueError:
+            console.print(f"[red]--today wants YYYY-MM-DD or 'real', not {option!r}[/red]")
+            raise typer.Exit(2) from None
+    return settings.today or WORLD_TODAY
 
 
 Thread = Annotated[str, typer.Argument(help="The conversation (thread) id.")]

@@ -25,7 +25,18 @@ EN_MONTHS = {
         start=1,
     )
 }
-_RELATIVE = (("大后天", 3), ("后天", 2), ("明天", 1), ("今天", 0), ("tomorrow", 1), ("today", 0))
+_RELATIVE = (
+    ("大后天", 3),
+    ("后天", 2),
+    ("明天", 1),
+    ("今天", 0),
+    ("前天", -2),
+    ("昨天", -1),
+    ("tomorrow", 1),
+    ("today", 0),
+    ("yesterday", -1),
+)
+"""Words for a day counted from today (a past one is read, so a booking can say it passed)."""
 _ZH_DAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5}
 _EN_DAYS = {
     name: number
@@ -105,6 +116,31 @@ def _day_of_month(text: str, today: date) -> date | None:
         return None
 
 
+ROLL_OVER_AFTER = timedelta(days=30)
+"""A month and day without a year that passed longer ago than this is next year's."""
+
+
+def _month_day(month: int, day: int, today: date) -> date:
+    """Read a month and day said without a year as the one a booking means.
+
+    This year's, unless it passed more than ``ROLL_OVER_AFTER`` ago: "6月20号" said in
+    December is next June. One that passed days ago stays this year's, so the booking says
+    it has passed instead of quietly moving it a year on.
+    """
+    this_year = date(today.year, month, day)
+    if this_year < today - ROLL_OVER_AFTER:
+        try:
+            return date(today.year + 1, month, day)
+        except ValueError:  # 29 February of a year that has none
+            return this_year
+    return this_year
+
+
+def is_past(day: date, today: date) -> bool:
+    """Tell whether ``day`` is before ``today``: nothing can be booked on it."""
+    return day < today
+
+
 def find_date(text: str, today: date) -> date | None:
     """Return the date ``text`` names, relative words counted from ``today``; else ``None``."""
     full = re.search(r"(20\d{2})\s*[-/年.]\s*(\d{1,2})\s*[-/月.]\s*(\d{1,2})", text)
@@ -113,10 +149,10 @@ def find_date(text: str, today: date) -> date | None:
             return date(int(full.group(1)), int(full.group(2)), int(full.group(3)))
         short = re.search(r"(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", text)
         if short:
-            return date(today.year, int(short.group(1)), int(short.group(2)))
+            return _month_day(int(short.group(1)), int(short.group(2)), today)
         english = re.search(r"\b(" + "|".join(EN_MONTHS) + r")\s+(\d{1,2})", text, re.IGNORECASE)
         if english:
-            return date(today.year, EN_MONTHS[english.group(1).lower()], int(english.group(2)))
+            return _month_day(EN_MONTHS[english.group(1).lower()], int(english.group(2)), today)
     except ValueError:
         return None
     if (alone := _day_of_month(text, today)) is not None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from nodes.tasks import Cues, SlotResult
 from nodes.text_match import normalize
-from scenarios.dates import find_date
+from scenarios.dates import find_date, is_past
 
 CUES: dict[str, Cues] = {
     "BOOK_APPOINTMENT": (
@@ -129,7 +129,9 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     if "department" not in slots and (elsewhere := department_not_here(lowered)):
         invalid["department"] = f"{elsewhere}: not_offered"
     day = find_date(text, today)
-    if day is not None:
+    if day is not None and is_past(day, today):
+        invalid["day"] = f"{day.isoformat()}: past"
+    elif day is not None:
         slots["day"] = day.isoformat()
     return SlotResult(slots=slots, invalid=invalid)
 

@@ -18,6 +18,10 @@ WORDING: Wording = {
         "en": "There is no {value} here; you can book internal medicine, pediatrics or"
         " dermatology. Which one?",
     },
+    "invalid.day": {
+        "zh": "{value} 已经过去了，请换一个今天以后的就诊日期。",
+        "en": "{value} has already passed; please choose a day from today on.",
+    },
     "slot.day": {
         "zh": "就诊日期",
         "en": "day",

@@ -9,7 +9,7 @@ from typing import Any
 
 from nodes.tasks import Cues, SlotResult
 from nodes.text_match import normalize
-from scenarios.dates import find_date
+from scenarios.dates import find_date, is_past
 from scenarios.gazetteer import city_pattern
 from tools.vault import id_card_problem, mask_id_card
 
@@ -80,7 +80,9 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
         if frm:
             slots["origin"] = frm.group(1)
     day = find_date(text, today)
-    if day is not None:
+    if day is not None and is_past(day, today):
+        invalid["departure_date"] = f"{day.isoformat()}: past"
+    elif day is not None:
         slots["departure_date"] = day.isoformat()
     name = _NAME_ZH.search(text) or _NAME_EN.search(text)
     if name:

@@ -17,6 +17,10 @@ WORDING: Wording = {
         "zh": "身份证号 {value} {reason}，请核对后重新提供。",
         "en": "The ID number {value} is not valid ({reason}); please check it.",
     },
+    "invalid.departure_date": {
+        "zh": "{value} 已经过去了，请换一个今天以后的出发日期。",
+        "en": "{value} has already passed; please choose a travel date from today on.",
+    },
     "slot.origin": {
         "zh": "出发城市",
         "en": "departure city",

@@ -205,3 +205,12 @@ def test_a_day_of_the_month_alone_books_and_answers_a_full_day(make_app, db):
     say(app, "21号可以吗")
     payload = app.get_state(CONFIG).tasks[0].interrupts[0].value
     assert "2024-06-21 09:00" in payload["question"]
+
+
+def test_a_day_that_has_passed_is_asked_again_and_nothing_is_booked(app, db):
+    out = say(app, "帮我挂6月17号的内科")  # yesterday
+    assert "2024-06-17 已经过去了" in out["messages"][-1].content
+    assert not app.get_state(CONFIG).interrupts
+    out = say(app, "那就6月20号")
+    assert app.get_state(CONFIG).interrupts  # the new day goes on to the confirmation
+    assert appointments(db) == []

@@ -218,3 +218,13 @@ def test_returning_to_an_unfinished_booking_after_another_topic(
     say(app, f"乘客张三，身份证{VALID_ID}")
     confirm(app)
     assert bookings(db)[0]["flight_date"] == "2024-06-20"
+
+
+def test_a_travel_date_that_has_passed_is_asked_again(app):
+    out = say(app, "我要订昨天上海到北京的机票")
+    assert "2024-06-17 已经过去了" in out["messages"][-1].content
+    out = say(app, "6月20号")
+    assert "已经过去" not in out["messages"][-1].content
+    assert app.get_state({"configurable": {"thread_id": "t1"}}).values["slots"][
+        "departure_date"
+    ] == "2024-06-20"

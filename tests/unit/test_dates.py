@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from scenarios.dates import find_date
+from scenarios.dates import find_date, is_past
 
 TUESDAY = date(2024, 6, 18)
 
@@ -89,3 +89,32 @@ def test_a_day_of_the_month_alone_is_the_next_one_to_come(text, expected):
 def test_numbers_that_are_no_day_of_the_month(text):
     # 31号 in June (30 days): asked for rather than guessed as July's
     assert find_date(text, TUESDAY) is None
+
+
+DECEMBER = date(2026, 12, 2)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("6月20号", date(2027, 6, 20)),  # said in December: next June
+        ("June 20", date(2027, 6, 20)),
+        ("11月25号", date(2026, 11, 25)),  # a week ago: this year's, so it can be said passed
+        ("12月24号", date(2026, 12, 24)),
+        ("2026-06-20", date(2026, 6, 20)),  # a year said is the year meant
+        ("昨天", date(2026, 12, 1)),
+        ("前天", date(2026, 11, 30)),
+        ("yesterday", date(2026, 12, 1)),
+    ],
+)
+def test_a_month_and_day_long_past_is_next_years(text, expected):
+    assert find_date(text, DECEMBER) == expected
+
+
+def test_29_february_of_a_year_without_one_stays_this_years():
+    assert find_date("2月29号", date(2024, 12, 2)) == date(2024, 2, 29)  # 2025 has none
+
+
+def test_only_days_before_today_are_past():
+    assert is_past(date(2026, 12, 1), DECEMBER)
+    assert not is_past(DECEMBER, DECEMBER)
