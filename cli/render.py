@@ -56,6 +56,9 @@ def _lines(node: str, update: Any) -> list[tuple[str, str]]:
         return lines
     if node == "reflect_refine":
         return [("reflect_refine", _reflect_line(update))]
+    if node == "propose":  # the question or notice written before the action, if any
+        said = [str(m.content) for m in update.get("messages") or [] if isinstance(m, AIMessage)]
+        return [("propose", said[-1] if said else "(nothing to ask)")]
     if node == "slot_filling":
         return [("slot_filling", _slots_line(update))]
     if node in ("finance", "appointment"):

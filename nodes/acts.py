@@ -44,7 +44,7 @@ _COURTESY: dict[Act, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
     "bye": re.compile(
-        r"再见|拜拜|回见|没有了|没了|没别的了|没其他(?:的)?了|就这些|就这样|"
+        r"再见|拜拜|回见|没有了|没了|没(?:有)?(?:别的|其他的?)(?:事|问题)?了|就这些|就这样|"
         r"\b(?:good ?bye|bye|see you|that'?s all|that is all|nothing else|"
         r"have a (?:nice|good) day)\b",
         re.IGNORECASE,

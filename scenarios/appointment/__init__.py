@@ -7,7 +7,7 @@ from scenarios.appointment import understanding
 from scenarios.appointment.agent import AGENT, make_appointment_node
 from scenarios.appointment.seed import SEED
 from scenarios.appointment.tools import APPOINTMENT_TOOLS
-from scenarios.appointment.wording import DESCRIBE, WORDING, reask_day
+from scenarios.appointment.wording import DESCRIBE, WORDING, slot_to_reask
 
 SCENARIO = Scenario(
     name="appointment",
@@ -17,7 +17,7 @@ SCENARIO = Scenario(
             tool="book_appointment",
             required_slots=("department", "day"),
             agent=AGENT,
-            reask=reask_day,
+            reask=slot_to_reask,
         ),
     ),
     cards=APPOINTMENT_TOOLS,

@@ -15,7 +15,7 @@ from nodes.actions import confirm_then_run
 from nodes.common import Node, context_of, protocol_message, tool_context
 from nodes.prompts import Voice
 from nodes.services import Services
-from scenarios.appointment.tools import patient_name
+from scenarios.appointment.tools import in_period, patient_name
 from state import AgentState, Context, ToolResult
 from tools.executor import Decision
 
@@ -48,9 +48,13 @@ def make_appointment_node(services: Services) -> Node:
             ctx(),
         )
         results.extend(cast(list[ToolResult], lookups))
-        free = (lookups[2].get("data") or {}).get("slots") or []
+        free = [
+            s
+            for s in (lookups[2].get("data") or {}).get("slots") or []
+            if in_period(s["slot_time"], slots.get("period"))
+        ]
         if any(r["status"] != "success" for r in lookups) or not free:
-            return _done(state, runtime, results)
+            return _done(state, runtime, results)  # the reply offers other days or times
         chosen = free[0]
         patient = patient_name(services.database, context_of(runtime).user_id)
         slot_ref = {"slot_id": chosen["slot_id"]}

@@ -103,6 +103,20 @@ _FREE = "(s.status = 'free' OR (s.status = 'held' AND s.held_until < ?))"
 """A slot anyone may hold now: free, or held past its hold."""
 NEXT_DAYS = 3
 """Other days with free slots a full day's answer offers."""
+PERIODS = {
+    "morning": ("00:00", "12:00"),
+    "afternoon": ("12:00", "18:00"),
+    "evening": ("18:00", "24:00"),
+}
+"""The parts of a day a patient may ask for ("下午"), as [from, to) clock times."""
+
+
+def in_period(slot_time: str, period: str | None) -> bool:
+    """Tell whether a slot's ``HH:MM`` falls in ``period`` (any slot when none was asked)."""
+    if period not in PERIODS:
+        return True
+    start, end = PERIODS[period]
+    return start <= slot_time < end
 
 
 def list_free_slots(args: SlotQuery, ctx: ToolContext) -> dict[str, Any]:

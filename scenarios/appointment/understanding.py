@@ -117,8 +117,22 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
         yield "BOOK_APPOINTMENT", SPLIT_VERB_SUPPORT, "挂…号"
 
 
+PERIOD_WORDS = (
+    ("morning", re.compile(r"上午|早上|早晨|清早|\bmorning\b|\bam\b", re.IGNORECASE)),
+    ("afternoon", re.compile(r"下午|午后|\bafternoon\b|\bpm\b", re.IGNORECASE)),
+    ("evening", re.compile(r"晚上|傍晚|\bevening\b|\btonight\b", re.IGNORECASE)),
+)
+"""How a part of the day is said; the first named wins ("下午或者晚上": the afternoon)."""
+ANY_TIME = re.compile(
+    r"都行|都可以|随便|无所谓|哪个都行|什么时候都|\bany ?time\b|\bwhenever\b|\bany is fine\b"
+    r"|^\s*(?:可以|好|好的|行|ok|okay|sure|fine|yes)\s*[吧啊呀的。.!！~]*\s*$",
+    re.IGNORECASE,
+)
+"""Any time of the day will do: said alone, a yes to "that day still has 10:00"."""
+
+
 def extract(text: str, intent: str, *, today: date) -> SlotResult:
-    """Find the department and the day of an appointment."""
+    """Find the department, the day and the part of the day (optional) of an appointment."""
     slots: dict[str, Any] = {}
     lowered = text.lower()
     for name, canonical in DEPARTMENTS.items():
@@ -133,6 +147,11 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
         invalid["day"] = f"{day.isoformat()}: past"
     elif day is not None:
         slots["day"] = day.isoformat()
+    said = [(found.start(), name) for name, word in PERIOD_WORDS if (found := word.search(text))]
+    if said:
+        slots["period"] = min(said)[1]
+    elif ANY_TIME.search(text):
+        slots["period"] = "any"
     return SlotResult(slots=slots, invalid=invalid)
 
 

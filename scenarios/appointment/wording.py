@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from nodes.tasks import Describer, Speaker, Wording
 from state import AgentState, ToolResult
@@ -21,6 +22,10 @@ WORDING: Wording = {
     "invalid.day": {
         "zh": "{value} 已经过去了，请换一个今天以后的就诊日期。",
         "en": "{value} has already passed; please choose a day from today on.",
+    },
+    "slot.period": {
+        "zh": "就诊时段（上午、下午、晚上，或“都行”）",
+        "en": "part of the day (morning, afternoon, evening, or “any”)",
     },
     "slot.day": {
         "zh": "就诊日期",
@@ -51,6 +56,14 @@ WORDING: Wording = {
         "en": "There are no free {department} slots on {day}. The nearest days with free"
         " slots: {days}. Which day would you like?",
     },
+    "appointment_none_period": {
+        "zh": "{day} {department}{period}没有号了，当天还有：{times}。要约其中一个，请说“上午”“下午”或“可以”；也可以换一天。",
+        "en": "There are no free {department} slots on {day} in the {period}; that day still"
+        " has: {times}. Say which part of the day, or “ok”, or pick another day.",
+    },
+    "period.morning": {"zh": "上午", "en": "morning"},
+    "period.afternoon": {"zh": "下午", "en": "afternoon"},
+    "period.evening": {"zh": "晚上", "en": "evening"},
     "appointment_none_soon": {
         "zh": "{day} {department}没有可预约的号了，近期也都约满了，请过几天再来看看。",
         "en": "There are no free {department} slots on {day}, nor on any other day soon."
@@ -91,6 +104,20 @@ def describe_appointment(result: ToolResult, state: AgentState, speaker: Speaker
     lookup = by_tool.get("list_free_slots")
     if lookup and lookup.get("error_type") == "not_found":
         return speaker.say("appointment_no_department", department=slots.get("department"))
+    other_times = _free(lookup)
+    if other_times:  # free slots that day, none in the part of the day asked for
+        return speaker.say(
+            "appointment_none_period",
+            day=slots.get("day", ""),
+            department=slots.get("department", ""),
+            period=speaker.say(f"period.{slots.get('period')}") if slots.get("period") else "",
+            times=("、" if speaker.language == "zh" else ", ").join(
+                f"{s['slot_time']}（{s['doctor']}）"
+                if speaker.language == "zh"
+                else f"{s['slot_time']} ({s['doctor']})"
+                for s in other_times
+            ),
+        )
     days = _next_days(lookup)
     return speaker.say(
         "appointment_none" if days else "appointment_none_soon",
@@ -100,6 +127,13 @@ def describe_appointment(result: ToolResult, state: AgentState, speaker: Speaker
     )
 
 
+def _free(lookup: ToolResult | None) -> list[dict[str, Any]]:
+    """The free slots a lookup found on the day asked (none fit the part of the day asked)."""
+    if lookup is None or lookup.get("status") != "success":
+        return []
+    return list((lookup.get("data") or {}).get("slots") or [])
+
+
 def _next_days(lookup: ToolResult | None) -> list[str]:
     """The other days with free slots a full day's lookup found."""
     if lookup is None or lookup.get("status") != "success":
@@ -107,10 +141,11 @@ def _next_days(lookup: ToolResult | None) -> list[str]:
     return list((lookup.get("data") or {}).get("next_days") or [])
 
 
-def reask_day(results: Sequence[ToolResult]) -> str | None:
-    """Ask for another day when the asked one is full (and others are not) or was just taken.
+def slot_to_reask(results: Sequence[ToolResult]) -> str | None:
+    """Reopen the slot the user must answer again, if any.
 
-    Then "那6月21号呢" continues the booking instead of starting over.
+    That is the day when it is full (and others are not) or its slot was just taken, and the
+    part of the day when the day has slots only at other times. Then "那6月21号呢", "上午也行" or "可以" continues the booking instead of starting over.
     """
     by_tool = {r.get("tool"): r for r in results}
     if "book_appointment" in by_tool:
@@ -119,8 +154,9 @@ def reask_day(results: Sequence[ToolResult]) -> str | None:
     if hold is not None:
         return "day" if hold.get("status") != "success" else None
     lookup = by_tool.get("list_free_slots")
-    free = (lookup.get("data") or {}).get("slots") if lookup else None
-    return "day" if not free and _next_days(lookup) else None
+    if _free(lookup):
+        return "period"  # that day has slots, at other times: "可以" takes the first
+    return "day" if _next_days(lookup) else None
 
 
 DESCRIBE: dict[str, Describer] = dict.fromkeys(

@@ -214,3 +214,38 @@ def test_a_day_that_has_passed_is_asked_again_and_nothing_is_booked(app, db):
     out = say(app, "那就6月20号")
     assert app.get_state(CONFIG).interrupts  # the new day goes on to the confirmation
     assert appointments(db) == []
+
+
+def booked_slots(db):
+    return [row["slot_id"] for row in appointments(db)]
+
+
+def test_the_afternoon_asked_for_books_the_afternoon_slot(app, db):
+    out = say(app, "帮我挂20号下午的内科")
+    assert "14:00" in out["__interrupt__"][0].value["question"]
+    say(app, "确认")
+    assert booked_slots(db) == ["S-003"]  # 14:00, not the earlier 10:00
+
+
+def test_no_slot_in_the_part_of_the_day_offers_the_days_other_times(app, db):
+    out = say(app, "帮我挂20号晚上的内科")
+    reply = out["messages"][-1].content
+    assert "晚上没有号了" in reply and "10:00（王医生）" in reply and "14:00（陈医生）" in reply
+    assert not app.get_state(CONFIG).interrupts and booked_slots(db) == []
+    out = say(app, "下午吧")  # the answer continues the booking
+    assert "14:00" in out["__interrupt__"][0].value["question"]
+
+
+def test_any_time_takes_the_first_free_slot_of_the_day(app, db):
+    say(app, "帮我挂20号晚上的内科")
+    out = say(app, "可以")
+    assert "10:00" in out["__interrupt__"][0].value["question"]
+    say(app, "确认")
+    assert booked_slots(db) == ["S-002"]
+
+
+def test_the_part_of_the_day_in_english(app):
+    out = say(app, "book internal medicine on the 20th in the evening")
+    assert "in the evening" in out["messages"][-1].content
+    out = say(app, "the afternoon then")
+    assert "14:00" in out["__interrupt__"][0].value["question"]

@@ -225,6 +225,7 @@ def test_a_travel_date_that_has_passed_is_asked_again(app):
     assert "2024-06-17 已经过去了" in out["messages"][-1].content
     out = say(app, "6月20号")
     assert "已经过去" not in out["messages"][-1].content
-    assert app.get_state({"configurable": {"thread_id": "t1"}}).values["slots"][
-        "departure_date"
-    ] == "2024-06-20"
+    assert (
+        app.get_state({"configurable": {"thread_id": "t1"}}).values["slots"]["departure_date"]
+        == "2024-06-20"
+    )

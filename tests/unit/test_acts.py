@@ -20,6 +20,8 @@ from nodes.acts import read_act
         ("thank you so much!", "thanks"),
         ("谢谢，再见", "bye"),
         ("没有了", "bye"),
+        ("谢谢啦，没别的事了", "bye"),
+        ("没有其他问题了", "bye"),
         ("就这样吧", "bye"),
         ("thanks, bye", "bye"),
         ("算了不挂了", "never_mind"),

@@ -351,3 +351,21 @@ def test_fresh_phrasings_of_the_seventh_round(text, intent):
 def test_a_department_said_in_other_words(text, department):
     found = U.extract_slots(text, "BOOK_APPOINTMENT").slots
     assert found["department"] == department
+
+
+@pytest.mark.parametrize(
+    ("text", "period"),
+    [
+        ("帮我挂20号下午的内科", "afternoon"),
+        ("明天上午有号吗", "morning"),
+        ("晚上的号", "evening"),
+        ("下午或者晚上", "afternoon"),  # the first named
+        ("in the morning", "morning"),
+        ("都行", "any"),
+        ("可以", "any"),
+        ("6月20号", None),
+    ],
+)
+def test_the_part_of_the_day_an_appointment_asks_for(text, period):
+    slots = appointment_extract(text, "BOOK_APPOINTMENT", today=date(2024, 6, 18)).slots
+    assert slots.get("period") == period
