@@ -629,6 +629,9 @@ class AgentState(TypedDict, total=False):
     """Required slots still unknown; non-empty ends the turn with a question."""
     invalid_slots: dict[str, str]
     """Values the user gave that are not valid, with why, so the question can say so."""
+    slot_offers: dict[str, str]
+    """Missing slot → a sentence naming the user's own records it may be (their recent
+    orders), which the question adds (``TaskSpec.suggest``)."""
     pending_tool_calls: list[ToolCall]
     """The calls the tool node will run, as ``{id, name, parameters}``."""
     tool_results: Annotated[list[ToolResult], append_results]

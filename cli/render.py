@@ -105,6 +105,11 @@ def _slots_line(update: dict[str, Any]) -> str:
     line = f"slots={note['slot']} missing={update.get('missing_slots')}"
     if update.get("invalid_slots"):
         line += f" invalid={update['invalid_slots']}"
+    suggested = note.get("suggested") or {}
+    if suggested.get("filled"):
+        line += f" found={suggested['filled']}"  # from the user's own records
+    if suggested.get("offered"):
+        line += f" offered={suggested['offered']}"
     return line
 
 

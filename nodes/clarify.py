@@ -38,7 +38,8 @@ def clarifying_question(state: AgentState, scenarios: ScenarioSet) -> str:
     Everything said comes from the scenarios' wording: ``invalid.<slot>`` and
     ``multiple.<slot>`` for a value that is not usable, ``ask.<slot>`` when one slot is
     missing, ``slot.<slot>`` labels for several, and every task's label when the request
-    itself is unclear, so the question always offers all the agent can do.
+    itself is unclear, so the question always offers all the agent can do. A missing slot's
+    offer (``slot_offers``: the user's own recent orders) follows its question.
     """
     intent = state.get("intent", "")
     voice = Voice(scenarios, state.get("language", "zh"), scenarios.scenario_of.get(intent))
@@ -57,10 +58,12 @@ def clarifying_question(state: AgentState, scenarios: ScenarioSet) -> str:
         if value != "multiple" and voice.text(f"invalid.{name}") is not None:
             shown_reason = voice.text(f"reason.{reason}") or reason
             return voice.say(f"invalid.{name}", value=value, reason=shown_reason)
+    offers = state.get("slot_offers") or {}
+    offered = "".join(offers[name] for name in missing if name in offers)
     if len(missing) == 1 and voice.text(f"ask.{missing[0]}") is not None:
-        return voice.say(f"ask.{missing[0]}", task=label)
+        return voice.say(f"ask.{missing[0]}", task=label) + offered
     names = voice.join([voice.text(f"slot.{name}") or name for name in missing])
-    return voice.say("ask_slots", task=label, slots=names)
+    return voice.say("ask_slots", task=label, slots=names) + offered
 
 
 def _ask_intent(state: AgentState, scenarios: ScenarioSet, voice: Voice) -> str:

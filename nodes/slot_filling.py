@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from nodes.common import Node, context_of, latest_user_message, message_text, protocol_message
+from nodes.common import (
+    Node,
+    context_of,
+    latest_user_message,
+    message_text,
+    protocol_message,
+    tool_context,
+)
 from nodes.model_planner import ModelPlan, evidence_names, plan_with_model, scenario_cards
 from nodes.plan_cache import cached_calls
+from nodes.prompts import Voice
 from nodes.services import Services
-from nodes.tasks import TaskSpec
-from state import AgentState, Context, ToolCall
+from nodes.tasks import Offer, TaskSpec
+from state import AgentState, Context, ToolCall, ToolResult
 from tools.intake import revealed
 from tools.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
 
@@ -38,7 +46,14 @@ def make_slot_filling_node(services: Services) -> Node:
         new_slots = vault_sensitive(task, found.slots, services, context.user_id)
         slots = {**(state.get("slots") or {}), **new_slots}
         calls, missing = plan_tool_calls(task, slots, state.get("task_id", ""))
+        offer = _suggested(services, state, runtime, task, missing, found.invalid, text)
+        if offer.filled:  # the message named one of the user's own records
+            new_slots = {**new_slots, **offer.filled}
+            slots = {**slots, **offer.filled}
+            calls, missing = plan_tool_calls(task, slots, state.get("task_id", ""))
         model_notes: dict[str, Any] = {}
+        if offer.filled or offer.offered:
+            model_notes["suggested"] = {"filled": offer.filled, "offered": sorted(offer.offered)}
         if getattr(found, "refused", None):  # invented values the model gave: never used
             model_notes["refused"] = dict(found.refused)  # type: ignore[attr-defined]
         errors = [getattr(found, "error", None)]
@@ -91,12 +106,37 @@ def make_slot_filling_node(services: Services) -> Node:
             "slots": new_slots,
             "missing_slots": missing,
             "invalid_slots": found.invalid,
+            "slot_offers": {k: v for k, v in offer.offered.items() if k in missing},
             "pending_tool_calls": calls,
             "step_count": 1,
             "protocol": [note],
         }
 
     return slot_filling
+
+
+def _suggested(
+    services: Services,
+    state: AgentState,
+    runtime: Runtime[Context],
+    task: TaskSpec,
+    missing: list[str],
+    invalid: dict[str, str],
+    text: str,
+) -> Offer:
+    """Ask the task's suggester about the missing slots the user gave no bad value for."""
+    asked = [name for name in missing if name not in invalid]
+    if task.suggest is None or not asked:
+        return Offer()
+    ctx = tool_context(runtime, services, task_id=state.get("task_id", ""), results=[])
+
+    def run(call: dict[str, Any]) -> ToolResult:
+        return cast(ToolResult, services.executor.execute(call, ctx))
+
+    voice = Voice(
+        services.catalog, state.get("language", "zh"), services.catalog.scenario_of.get(task.intent)
+    )
+    return task.suggest(asked, text, run, voice)
 
 
 def model_plan(

@@ -54,6 +54,33 @@ class SlotResult:
     """Slot name → ``"<value>: <reason>"`` for a value the user gave that is not usable."""
 
 
+@dataclass(frozen=True)
+class Offer:
+    """What the user's own records say about the slots still missing."""
+
+    filled: dict[str, Any] = field(default_factory=dict)
+    """Slot → the one record the message named ("我点的黄焖鸡" → that order's id)."""
+    offered: dict[str, str] = field(default_factory=dict)
+    """Slot → a sentence naming the records it may be, which the question adds."""
+
+
+class Suggester(Protocol):
+    """Looks up the user's own records for missing slots, through read-only tools."""
+
+    def __call__(
+        self,
+        missing: Sequence[str],
+        text: str,
+        run: Callable[[dict[str, Any]], ToolResult],
+        speaker: Speaker,
+    ) -> Offer:
+        """Return what ``text`` names among the records, or what to offer.
+
+        ``run`` is the executor: every check applies, identity from the trusted context.
+        """
+        ...
+
+
 class SlotExtractor(Protocol):
     """Finds a task's slots in a message; never invents a value."""
 
@@ -116,6 +143,9 @@ class TaskSpec:
     reask: Callable[[Sequence[ToolResult]], str | None] | None = None
     """Given the task's results, the slot the reply asks for again ("that day is full: which
     day?"), so the user's answer continues the task; ``None`` (or no hook): the task ends."""
+    suggest: Suggester | None = None
+    """Looks the user's own records up for a missing slot: one the message names fills it
+    ("我点的黄焖鸡怎么还没到"), else the question offers them; ``None``: just ask."""
 
 
 @dataclass(frozen=True)

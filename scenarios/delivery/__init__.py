@@ -11,6 +11,7 @@ from datetime import date
 from nodes.tasks import Scenario, SlotResult, TaskSpec
 from scenarios.delivery import jobs, understanding
 from scenarios.delivery.seed import SEED
+from scenarios.delivery.suggest import suggest_order
 from scenarios.delivery.tools import ORDER_TOOLS
 from scenarios.delivery.wording import DESCRIBE, WORDING
 
@@ -30,10 +31,26 @@ SCENARIO = Scenario(
             tool="query_order_status",
             required_slots=("order_id",),
             on_request=(("notify", "send_notification"),),
+            suggest=suggest_order,
         ),
-        TaskSpec(intent="REQUEST_REFUND", tool="request_refund", required_slots=("order_id",)),
-        TaskSpec(intent="URGE_DELIVERY", tool="urge_delivery", required_slots=("order_id",)),
-        TaskSpec(intent="CANCEL_ORDER", tool="cancel_order", required_slots=("order_id",)),
+        TaskSpec(
+            intent="REQUEST_REFUND",
+            tool="request_refund",
+            required_slots=("order_id",),
+            suggest=suggest_order,
+        ),
+        TaskSpec(
+            intent="URGE_DELIVERY",
+            tool="urge_delivery",
+            required_slots=("order_id",),
+            suggest=suggest_order,
+        ),
+        TaskSpec(
+            intent="CANCEL_ORDER",
+            tool="cancel_order",
+            required_slots=("order_id",),
+            suggest=suggest_order,
+        ),
         TaskSpec(
             intent="NOTIFY_CUSTOMERS",
             tool="send_bulk_notification",

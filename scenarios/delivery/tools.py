@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from difflib import SequenceMatcher
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -111,6 +112,61 @@ class OrderStatusResult(BaseModel):
     eta_minutes: int | None = None
     eta_date: str | None = None
     item: str
+
+
+class OrderHint(BaseModel):
+    """Arguments of the caller's order list: the message, to see which order it names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hint: str = Field(
+        "", max_length=500, description="The user's message, to match an item it names."
+    )
+
+
+class ListedOrder(BaseModel):
+    """One of the caller's orders, as the list shows it."""
+
+    order_id: str
+    status: str
+    item: str
+    named: bool
+    """Whether the hint names the order's item ("黄焖鸡" for 黄焖鸡米饭)."""
+
+
+class OrderList(BaseModel):
+    """What ``list_my_orders`` answers."""
+
+    orders: list[ListedOrder]
+
+
+RECENT_ORDERS = 5
+"""How many of the caller's orders the list holds, the newest first."""
+NAMED_CHARS = 2
+"""Characters of an item's name a message must share in a row to name it ("耳机")."""
+
+
+def names_item(hint: str, item: str) -> bool:
+    """Tell whether ``hint`` says enough of ``item`` in a row to mean it."""
+    lowered, name = hint.lower(), item.lower()
+    match = SequenceMatcher(None, lowered, name, autojunk=False).find_longest_match(
+        0, len(lowered), 0, len(name)
+    )
+    said = name[match.b : match.b + match.size].strip()
+    wide = sum(1 for ch in said if ord(ch) > 0x2E7F)  # CJK counts per character
+    return wide >= NAMED_CHARS or (not wide and len(said) >= 4 and said == name)
+
+
+def list_my_orders(args: OrderHint, ctx: ToolContext) -> dict[str, Any]:
+    """List the caller's own newest orders, each marked when the hint names its item."""
+    rows = ctx.database().query(
+        "SELECT order_id, status, item FROM orders WHERE user_id = ?"
+        " ORDER BY created_at DESC LIMIT ?",
+        (ctx.user_id, RECENT_ORDERS),
+    )
+    return {
+        "orders": [{**dict(row), "named": names_item(args.hint, str(row["item"]))} for row in rows]
+    }
 
 
 class RefundResult(BaseModel):
@@ -337,6 +393,21 @@ SEND_NOTIFICATION = ToolCard(
 )
 
 ORDER_TOOLS = (
+    ToolCard(
+        name="list_my_orders",
+        description="List the caller's own newest orders: order number, item and status.",
+        when_to_use="An order task lacks its order number: find the order the user means "
+        "among their own (an item they name), or offer them to choose from.",
+        when_not_to_use="The user has given an order number.",
+        parameters=OrderHint,
+        returns="orders: order_id, status, item, named (the message names the item).",
+        handler=list_my_orders,
+        result_model=OrderList,
+        idempotent=True,
+        permission="order:read",
+        domain="order",
+        timeout_s=3.0,
+    ),
     ToolCard(
         name="query_order_status",
         description="Look up a food-delivery or shop order's status and estimated arrival.",

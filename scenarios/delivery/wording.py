@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nodes.tasks import Describer, Speaker, Wording
@@ -19,6 +20,19 @@ WORDING: Wording = {
     "cannot_cancel": {
         "zh": "订单 {order_id} 当前为“{status}”状态，已无法取消。如需退款请告诉我。",
         "en": "Order {order_id} is {status}, so it can no longer be cancelled. Ask me for a refund instead.",
+    },
+    "offer.order_id": {"zh": "您最近的订单：{orders}。", "en": " Your latest orders: {orders}."},
+    "orders_unlisted": {
+        "zh": "暂时查不到您的订单列表，请直接告诉我订单号。",
+        "en": "I can't list your orders right now; please tell me the order number.",
+    },
+    "orders_none": {
+        "zh": "您名下暂时没有订单。",
+        "en": "There are no orders on your account.",
+    },
+    "offered_order": {
+        "zh": "{order_id}（{item}，{status}）",
+        "en": "{order_id} ({item}, {status})",
     },
     "status.delivering": {"zh": "配送中", "en": "out for delivery"},
     "status.delivered": {"zh": "已送达", "en": "delivered"},
@@ -141,7 +155,40 @@ def _describe_success(tool: str, data: dict[str, Any], speaker: Speaker) -> str:
     return speaker.say(name, **data)
 
 
-DESCRIBE: dict[str, Describer] = dict.fromkeys(
-    ("query_order_status", "request_refund", "urge_delivery", "cancel_order", "send_notification"),
-    describe_order,
-)
+def describe_orders(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
+    """List the caller's orders, or say they could not be listed (then ask for the number)."""
+    orders = (result.get("data") or {}).get("orders") or []
+    if result.get("status") != "success":
+        return speaker.say("orders_unlisted")
+    if not orders:
+        return speaker.say("orders_none")
+    return order_offer(orders, speaker).strip()
+
+
+def order_offer(orders: Sequence[Mapping[str, Any]], speaker: Speaker) -> str:
+    """Name the orders (number, item, status) in one sentence that offers them."""
+    items = ("、" if speaker.language == "zh" else "; ").join(
+        speaker.say(
+            "offered_order",
+            order_id=order["order_id"],
+            item=order["item"],
+            status=status_label(str(order["status"]), speaker),
+        )
+        for order in orders
+    )
+    return speaker.say("offer.order_id", orders=items)
+
+
+DESCRIBE: dict[str, Describer] = {
+    **dict.fromkeys(
+        (
+            "query_order_status",
+            "request_refund",
+            "urge_delivery",
+            "cancel_order",
+            "send_notification",
+        ),
+        describe_order,
+    ),
+    "list_my_orders": describe_orders,
+}

@@ -85,6 +85,7 @@ def test_model_view_is_openai_format_without_engineering_fields():
     registry = default_registry()
     views = registry.model_view()
     assert {v["function"]["name"] for v in views} == {
+        "list_my_orders",
         "query_order_status",
         "request_refund",
         "urge_delivery",
@@ -175,6 +176,7 @@ def test_langchain_tools_bind_and_run_through_the_executor(db):
     names = [t["function"]["name"] for t in bound.kwargs["tools"]]
     assert names == [
         "cancel_order",
+        "list_my_orders",
         "query_order_status",
         "request_refund",
         "send_notification",
