@@ -26,9 +26,8 @@ from nodes.services import Services
 from nodes.tasks import UNKNOWN
 from nodes.understanding import IntentResult, detect_language
 from state import AgentState, Context, Overwrite, PendingConfirmation, SuspendedTask
-from tools.intake import INTAKE_KINDS, revealed, tokenize_text
+from tools.intake import intake_findings, mask_user_codes, revealed, tokenize_text
 from tools.limits import too_long, too_long_reply
-from tools.pii import find_pii
 from tools.vault import IdentityVault
 
 MAX_SUSPENDED = 3
@@ -65,6 +64,9 @@ def make_intent_node(services: Services) -> Node:
         tokenized = _tokenized(latest_user_message(state), context_of(runtime).user_id, services)
         if tokenized is not None:  # the next checkpoint keeps tokens, not the masked digits
             update["messages"] = [*update.get("messages", []), tokenized]
+            # a PIN typed alone is no secret to the protocol's detector: starred here
+            if "protocol" in update:
+                update["protocol"] = mask_user_codes(update["protocol"])
         return update
 
     def _understood(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -187,7 +189,7 @@ def _tokenized(
     if message is None or not isinstance(message.content, str):
         return None
     text = message.content
-    if not find_pii(text, INTAKE_KINDS):
+    if not intake_findings(text):
         return None
     tokenized = tokenize_text(text, user_id, IdentityVault(services.database))
     if tokenized == text:

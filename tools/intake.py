@@ -16,7 +16,8 @@ call ``reveal_text`` and keep the result in memory only; only the owner's tokens
 so a token copied from someone else's thread stays a token.
 
 Masked: resident ID numbers (any separators, any digit width) and keyword-announced secrets
-(PINs, passwords, verification codes), the kinds ``tools.pii`` finds. Phone and bank-card
+(PINs, passwords, verification codes), the kinds ``tools.pii`` finds, and a message that is
+nothing but six digits (a PIN typed as the answer to the question for it). Phone and bank-card
 numbers are left as typed: no task of ours keeps them secret, and the checkpoint serializer
 masks them where we own the storage.
 """
@@ -27,8 +28,10 @@ import re
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from langchain_core.messages import HumanMessage
+
 from tools.db import Database
-from tools.pii import Finding, Kind, contains_pii, find_pii
+from tools.pii import Finding, Kind, bare_code, find_pii
 from tools.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
 
 INTAKE_KINDS: frozenset[Kind] = frozenset(("id_card", "secret"))
@@ -72,13 +75,87 @@ def _outside_tokens(findings: Iterable[Finding], text: str) -> list[Finding]:
     ]
 
 
+def intake_findings(text: str) -> list[Finding]:
+    """Return what intake vaults in one string: ``tools.pii``'s kinds, or a bare code."""
+    findings = find_pii(text, INTAKE_KINDS)
+    if findings:
+        return findings
+    code = bare_code(text)  # a PIN typed alone, as the answer to the question for it
+    return [] if code is None else [Finding("secret", 0, len(text), code)]
+
+
+def _has_findings(value: Any) -> bool:
+    """Tell whether ``value`` or any string nested in it holds what intake vaults."""
+    if isinstance(value, str):
+        return bool(intake_findings(value))
+    if isinstance(value, dict):
+        return any(_has_findings(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_findings(item) for item in value)
+    return False
+
+
+CODE_SHOWN = "******"
+"""What a checkpoint keeps of a user's message that was only a code (a PIN typed alone)."""
+_USER_ROLES = frozenset(("user", "human"))
+
+
+def _user_code_masked(message: Any) -> Any:
+    """Return a user's message with its content starred when it is only a code, else itself.
+
+    A message in any of LangGraph's input shapes: ``HumanMessage``, ``("user", text)``,
+    ``{"role": "user", "content": text}`` (also the protocol's user entries).
+    """
+    if isinstance(message, HumanMessage):
+        if isinstance(message.content, str) and bare_code(message.content):
+            return message.model_copy(update={"content": CODE_SHOWN})
+        return message
+    kind = type(message)
+    if kind is tuple and len(message) == 2 and _said_by_user(message[0]):
+        if isinstance(message[1], str) and bare_code(message[1]):
+            return (message[0], CODE_SHOWN)
+    elif isinstance(message, dict) and _said_by_user(message.get("role", message.get("type"))):
+        content = message.get("content")
+        if isinstance(content, str) and bare_code(content):
+            return {**message, "content": CODE_SHOWN}
+    return message
+
+
+def _said_by_user(role: Any) -> bool:
+    return type(role) is str and role in _USER_ROLES
+
+
+def mask_user_codes(value: Any) -> Any:
+    """Star the user's messages in ``value`` that are only a code; ``value`` itself if none.
+
+    ``tools.pii`` keeps a bare "123456" (a count, a key), but typed alone as the answer to
+    "6 位支付密码" it is the PIN, and the turn's input reaches the checkpoint before any node
+    can vault it. Looked for where a user's messages are: a channel's list, a single
+    message, and an input's ``messages``.
+    """
+    kind = type(value)
+    if kind is list:
+        out: list[Any] | None = None
+        for index, item in enumerate(value):
+            masked = _user_code_masked(item)
+            if masked is not item:
+                if out is None:
+                    out = list(value)
+                out[index] = masked
+        return value if out is None else out
+    if isinstance(value, dict) and "messages" in value and "role" not in value:
+        messages = mask_user_codes(value["messages"])
+        return value if messages is value["messages"] else {**value, "messages": messages}
+    return _user_code_masked(value)
+
+
 def tokenize_text(text: str, owner: str, vault: Vault) -> str:
     """Return ``text`` with each ID number and secret replaced by ``owner``'s vault token.
 
     The value is vaulted in its normalized form (ASCII digits, no separators, upper-case
     check character), which is what ``reveal_text`` gives back and what the extractors take.
     """
-    findings = _outside_tokens(find_pii(text, INTAKE_KINDS), text)
+    findings = _outside_tokens(intake_findings(text), text)
     if not findings:
         return text
     out: list[str] = []
@@ -130,7 +207,7 @@ def payload_has_secrets(payload: Any) -> bool:
         return any(payload_has_secrets(item) for item in payload)
     if not isinstance(payload, dict):
         return False
-    return any(contains_pii(payload[key], INTAKE_KINDS) for key in CONTENT_KEYS & payload.keys())
+    return any(_has_findings(payload[key]) for key in CONTENT_KEYS & payload.keys())
 
 
 def has_token(text: str) -> bool:
@@ -165,7 +242,10 @@ def revealed(text: str, owner: str, database: Database) -> str:
 
 __all__ = [
     "CONTENT_KEYS",
+    "CODE_SHOWN",
     "INTAKE_KINDS",
+    "intake_findings",
+    "mask_user_codes",
     "TOKEN",
     "Vault",
     "has_token",

@@ -623,6 +623,27 @@ def contains_pii(value: Any, kinds: frozenset[Kind] | None = None) -> bool:
     return False
 
 
+_BARE_CODE = re.compile(r"\s*(\d(?:[ -]?\d){5})\s*[。.!！]?\s*")
+_BARE_CODE_CHARS = re.compile(r"[\s\d０-９\-。.!！]+")
+"""The only characters a bare code may be written with (before NFKC): a cheap first test."""
+BARE_CODE_MAX_CHARS = 24
+"""Longer texts are never a bare code (a cheap first test)."""
+
+
+def bare_code(text: str) -> str | None:
+    """Return the six digits ``text`` is made of alone ("123456", "１２３ ４５６"), else ``None``.
+
+    What a user types when asked for a PIN: the keyword is in the question, not the answer,
+    so ``find_pii`` keeps it. The places that hold what a user typed (intake, the user's
+    messages in a checkpoint) take it for a secret; other text (a count, a dict key) keeps
+    its numbers.
+    """
+    if not text or len(text) > BARE_CODE_MAX_CHARS or not _BARE_CODE_CHARS.fullmatch(text):
+        return None
+    found = _BARE_CODE.fullmatch(normalize(text))
+    return None if found is None else re.sub(r"[ -]", "", found.group(1))
+
+
 def looks_like_phone(text: str) -> bool:
     """Tell whether ``text`` is exactly a mainland mobile number."""
     return bool(re.fullmatch(r"1[3-9]\d{9}", normalize(text)))

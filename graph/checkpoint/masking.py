@@ -27,6 +27,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_KW_ARGS, JsonPlusSerializer
 from langgraph.types import Overwrite
 
+from tools.intake import mask_user_codes
 from tools.limits import pairs_before
 from tools.pii import (
     Kind,
@@ -448,10 +449,14 @@ class MaskingSerializer(SerializerProtocol):
             whole = self._dumps_checkpoint(obj)
             if whole is not None:
                 return "msgpack", whole
+        if type(obj) is Overwrite:
+            value = mask_user_codes(obj.value)
+            if value is not obj.value:
+                obj = dataclasses.replace(obj, value=value)
         if type(obj) is Overwrite and self._fast_overwrite:
             kind, data = _overwrite_packed(self.inner, obj)
         else:
-            kind, data = self.inner.dumps_typed(obj)
+            kind, data = self.inner.dumps_typed(mask_user_codes(obj))
         if not data or is_checkpoint_record(obj):
             return kind, data
         if kind == "msgpack":
@@ -486,7 +491,7 @@ class MaskingSerializer(SerializerProtocol):
                 if value is None:
                     packed = _NIL
                 else:
-                    kind, data = self.inner.dumps_typed(value)
+                    kind, data = self.inner.dumps_typed(mask_user_codes(value))
                     if kind != "msgpack":
                         return None
                     packed = mask_msgpack(data)

@@ -10,7 +10,8 @@ from typing import Any
 import cn2an
 
 from nodes.tasks import Cues, SlotResult
-from tools.pii import find_pin
+from tools.pii import bare_code, find_pin
+from tools.pii import normalize as normalize_digits
 
 CUES: dict[str, Cues] = {
     "TRANSFER_MONEY": (
@@ -81,6 +82,29 @@ _VERB_AMOUNT = re.compile(
 """转/汇/打 then an amount ("转200元", "打两百块")."""
 
 
+_BARE_ANSWER = re.compile(
+    rf"\s*(\d{{1,9}}(?:\.\d{{1,2}})?|[{_NUMERALS}]+)\s*[。.!！]?\s*",
+)
+"""A message that is only a number: the answer to the question for the amount or the PIN."""
+
+
+def _bare_answer(text: str) -> dict[str, Any]:
+    """Read a message that is only a number: six digits are the PIN, anything else the amount.
+
+    The question lists both ("转账金额、6 位支付密码"); the amount is confirmed before anything
+    moves, and a wrong PIN is refused by the verification, so neither reading is a guess
+    that acts.
+    """
+    code = bare_code(text)  # six digits alone: what intake vaulted as a secret
+    if code is not None:
+        return {"pin": code}
+    bare = _BARE_ANSWER.fullmatch(normalize_digits(text))
+    if bare is None:
+        return {}
+    cents = _numeral_cents(bare.group(1))
+    return {} if cents is None else {"amount_cents": cents}
+
+
 def _amount_cents(text: str) -> int | None:
     """Return the amount of money ``text`` states, in cents, or ``None``."""
     if amount := _AMOUNT.search(text):
@@ -128,4 +152,6 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     pin = find_pin(text)  # the one PII detector: every spelling masking knows
     if pin:
         slots["pin"] = pin
+    if not slots and not invalid:
+        slots = _bare_answer(text)
     return SlotResult(slots=slots, invalid=invalid)

@@ -3,13 +3,16 @@ keeps the very token as the slot, and nothing it stores holds the raw value."""
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Command
 
 from graph.checkpoint import sqlite_checkpointer
+from graph.checkpoint.compress import protect
 from tests.conftest import ALICE, BOB, say
 from tests.helpers import set_env
 from tools.intake import TOKEN, tokenize_text
@@ -155,3 +158,39 @@ def test_a_run_cut_after_intent_resumes_with_the_pin_from_a_token(make_app, db, 
     again.invoke(Command(resume="确认"), CONFIG, context=ALICE)
     assert balance(db, "ACC-1001") == before - 50_000
     assert "123456" not in stored_text(again)
+
+
+def stored_bytes(path: Any) -> bytes:
+    """Every checkpoint and write the SQLite file holds, decompressed, as one byte string."""
+    serde = protect(JsonPlusSerializer(), compress=True)
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT type, checkpoint FROM checkpoints").fetchall()
+    rows += conn.execute("SELECT type, value FROM writes").fetchall()
+    conn.close()
+    return b"\n".join(repr(serde.loads_typed((kind, blob))).encode() for kind, blob in rows)
+
+
+def test_a_transfer_answered_slot_by_slot_with_a_bare_pin_keeps_no_pin(make_app, db, tmp_path):
+    """ "200" answers the amount, "123456" alone the PIN; the PIN is vaulted, never stored."""
+    path = tmp_path / "checkpoints.db"
+    app = make_app(checkpointer=sqlite_checkpointer(path))
+    before = balance(db, "ACC-1001")
+    say(app, "我要转账给ACC-2001")
+    say(app, "200")
+    values = app.get_state(CONFIG).values
+    assert values["slots"]["amount_cents"] == 20_000 and values["missing_slots"] == ["pin"]
+    out = say(app, "123456")
+    assert "20000" in out["__interrupt__"][0].value["question"]
+    assert TOKEN.fullmatch(app.get_state(CONFIG).values["slots"]["pin"])
+    app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert balance(db, "ACC-1001") == before - 20_000
+    assert b"123456" not in stored_bytes(path)
+    assert "123456" not in stored_text(app)
+
+
+def test_a_bare_pin_is_vaulted_at_intake(db):
+    message = tokenize_text("１２３ ４５６", ALICE.user_id, IdentityVault(db))
+    assert TOKEN.fullmatch(message)
+    assert IdentityVault(db).reveal(ALICE.user_id, message) == "123456"
+    kept = "订单 123456 的事"  # six digits inside a sentence are no answer to a PIN question
+    assert tokenize_text(kept, ALICE.user_id, IdentityVault(db)) == kept

@@ -392,3 +392,34 @@ def test_an_overwrite_is_still_masked():
     kind, blob = SERDE.dumps_typed(Overwrite({"note": f"身份证 {ID_NUMBER}"}))
     assert ID_NUMBER.encode() not in blob
     assert "*" in SERDE.loads_typed((kind, blob)).value["note"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [HumanMessage("123456")],
+        [("user", "１２３４５６")],
+        {"messages": [("user", "123 456")]},
+        [{"role": "user", "content": "123456", "session_id": "t"}],  # a protocol entry
+        Overwrite([HumanMessage("123456。")]),
+    ],
+)
+def test_a_users_message_that_is_only_a_code_is_starred(value):
+    serde = MaskingSerializer(JsonPlusSerializer())
+    data = serde.dumps_typed(value)
+    assert b"123456" not in data[1] and "123" not in repr(serde.loads_typed(data))
+    assert "******" in repr(serde.loads_typed(data))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [AIMessage("123456")],  # the agent's words are not a user's PIN
+        [{"role": "tool", "content": "123456"}],
+        {"count": "123456"},
+        [HumanMessage("订单 123456 到哪了")],  # six digits in a sentence
+    ],
+)
+def test_other_bare_numbers_are_kept(value):
+    serde = MaskingSerializer(JsonPlusSerializer())
+    assert serde.loads_typed(serde.dumps_typed(value)) == value

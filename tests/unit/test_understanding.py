@@ -369,3 +369,19 @@ def test_a_department_said_in_other_words(text, department):
 def test_the_part_of_the_day_an_appointment_asks_for(text, period):
     slots = appointment_extract(text, "BOOK_APPOINTMENT", today=date(2024, 6, 18)).slots
     assert slots.get("period") == period
+
+
+@pytest.mark.parametrize(
+    ("text", "slots"),
+    [
+        ("200", {"amount_cents": 20_000}),
+        ("两百", {"amount_cents": 20_000}),
+        ("99.5", {"amount_cents": 9_950}),
+        ("123456", {"pin": "123456"}),  # six digits alone: the PIN intake vaulted
+        ("１２３４５６", {"pin": "123456"}),
+        ("ACC-2001", {"to_account": "ACC-2001"}),
+        ("好的", {}),
+    ],
+)
+def test_a_bare_answer_in_a_transfer(text, slots):
+    assert transfer_extract(text, "TRANSFER_MONEY", today=date(2024, 6, 18)).slots == slots
