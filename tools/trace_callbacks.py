@@ -45,8 +45,10 @@ from opentelemetry.trace import Span
 
 from tools import tracing
 from tools.audit import AuditLog, default_audit_path
+from tools.intake import CODE_SHOWN
 from tools.limits import json_bytes, pairs_before
 from tools.metrics import ROLLBACK_MARKERS
+from tools.pii import bare_code
 from tools.settings import get_settings
 
 Clock = Callable[[], float]
@@ -495,6 +497,12 @@ def _contents(update: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def _last_user_text(inputs: Any) -> str | None:
+    """Return the turn's user message as the audit may keep it (a PIN typed alone starred)."""
+    text = _raw_user_text(inputs)
+    return CODE_SHOWN if text is not None and bare_code(text) else text
+
+
+def _raw_user_text(inputs: Any) -> str | None:
     if not isinstance(inputs, Mapping):
         return None
     messages = inputs.get("messages")

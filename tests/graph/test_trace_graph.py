@@ -322,3 +322,13 @@ def test_every_intent_update_carries_the_decision_record(app):
     assert len(seen) == 2
     for update in seen:
         assert {"intent", "confidence", "intent_evidence", "decision"} <= set(update)
+
+
+def test_a_pin_typed_alone_is_starred_in_the_trace(traced, tmp_path):
+    app, audit, _ = traced
+    turn(app, "我要转账给ACC-2001")
+    turn(app, "200")
+    turn(app, "123456")
+    audit.close()
+    text = (tmp_path / "audit.jsonl").read_text(encoding="utf-8")
+    assert '"text":"******"' in text and "123456" not in text
