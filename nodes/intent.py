@@ -290,6 +290,7 @@ def _courtesy(
             slots=Overwrite({}),
             missing_slots=[],
             invalid_slots={},
+            slot_offers={},
             pending_tool_calls=[],
             tool_results=Overwrite([]),
         )

@@ -8,6 +8,7 @@ retries left (count the retry and send the call again). It decides; routers act 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -125,6 +126,19 @@ def _refine_intent(
         missing_slots=list(state.get("missing_slots") or []),
     )
     resolved = refined.intent != UNKNOWN and refined.confidence >= services.confidence_threshold
+    missing = list(state.get("missing_slots") or [])
+    offered = state.get("slot_offers") or {}
+    if not resolved and pending and any(name in offered for name in missing):
+        # the question listed the user's own records: a reply may name one ("麻辣香锅那单"),
+        # which only slot filling's lookup can tell; if it names none, it asks again
+        resolved = refined.intent in (UNKNOWN, pending)
+        if resolved:
+            refined = replace(
+                refined,
+                intent=str(pending),
+                confidence=services.confidence_threshold,
+                evidence=(*refined.evidence, "answers an offered choice"),
+            )
     decision = "continue" if resolved else "clarify"
     note = protocol_message(
         state,

@@ -66,3 +66,10 @@ def test_staff_without_orders_are_just_asked(app):
 )
 def test_what_names_an_item(hint, item, named):
     assert names_item(hint, item) is named
+
+
+def test_a_reply_naming_an_offered_order_goes_on_to_the_refund(app, db):
+    say(app, "我想退款")
+    out = say(app, "麻辣香锅那单")
+    assert "OD-20240618-002" in out["__interrupt__"][0].value["question"]
+    assert db.query("SELECT * FROM refunds") == []
