@@ -43,6 +43,19 @@ _NAME_ZH = re.compile(
     r"([\u4e00-\u9fff]{2,4}?)(?=[，,。.\s]|身份|的|$|\d)"
 )
 _NAME_EN = re.compile(r"passenger(?:'s name)?(?: is| name is|:)?\s+([A-Z][a-z]+(?: [A-Z][a-z]+)*)")
+COMMON_SURNAMES = (
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏"
+    "魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵"
+    "万钱严覃武戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘"
+    "祝包宁尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟"
+    "艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞"
+    "姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝"
+)
+"""The surnames most people have: a bare answer starting with one can be a passenger's name."""
+_BARE_NAME = re.compile(rf"\s*([{COMMON_SURNAMES}][\u4e00-\u9fff]{{1,3}})\s*[，,。.]?\s*")
+"""A message that is only a name ("张三"), as the answer to the question for the passenger."""
+_NOT_IN_NAMES = re.compile(r"[票机航班车铁天号月日点周末吗呢吧了的个么去到从走]")
+"""Characters that make a short answer a word, not a name."""
 _ID_NUMBER = re.compile(r"(?<![0-9])(\d{17}[\dXx])(?![0-9])")
 
 
@@ -85,9 +98,17 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     elif day is not None:
         slots["departure_date"] = day.isoformat()
     name = _NAME_ZH.search(text) or _NAME_EN.search(text)
+    number = _ID_NUMBER.search(text)
     if name:
         slots["passenger_name"] = name.group(1)
-    number = _ID_NUMBER.search(text)
+    elif not slots and not invalid:  # nothing else said: perhaps a name alone (with the ID)
+        alone = _BARE_NAME.fullmatch(_ID_NUMBER.sub(" ", text)) if text.strip() else None
+        if (
+            alone
+            and not re.fullmatch(cities, alone.group(1))  # "武汉" is a city, not 武 汉
+            and not _NOT_IN_NAMES.search(alone.group(1))  # "高铁票", "周末吧"
+        ):
+            slots["passenger_name"] = alone.group(1)
     if number:
         problem = id_card_problem(number.group(1))
         if problem:

@@ -17,6 +17,7 @@ from nodes.understanding import (
 )
 from scenarios import SCENARIOS
 from scenarios.appointment.understanding import extract as appointment_extract
+from scenarios.flights.understanding import extract as flights_extract
 from scenarios.transfer.understanding import extract as transfer_extract
 
 U = RuleBasedUnderstanding(ScenarioSet(SCENARIOS))
@@ -385,3 +386,21 @@ def test_the_part_of_the_day_an_appointment_asks_for(text, period):
 )
 def test_a_bare_answer_in_a_transfer(text, slots):
     assert transfer_extract(text, "TRANSFER_MONEY", today=date(2024, 6, 18)).slots == slots
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("张三", "张三"),
+        ("张三 110101199001011237", "张三"),
+        ("欧阳娜娜", "欧阳娜娜"),
+        ("王小明。", "王小明"),
+        ("武汉", None),  # a city
+        ("高铁票", None),
+        ("确认", None),
+        ("明天", None),  # a date
+    ],
+)
+def test_a_passenger_name_said_alone(text, name):
+    slots = flights_extract(text, "BOOK_FLIGHT", today=date(2024, 6, 18)).slots
+    assert slots.get("passenger_name") == name
