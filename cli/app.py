@@ -271,6 +271,10 @@ def chat(
     settings = settings.model_copy(update={"today": day})
     shown = "the real date" if day is None else day.isoformat()
     console.print(f"[dim]today: {shown} (--today YYYY-MM-DD, or --today real)[/dim]")
+    if "weather_url" not in settings.model_fields_set:  # as the demo: a local weather API
+        _weather, url = start_demo_weather_server()
+        settings = settings.model_copy(update={"weather_url": url})
+        console.print(f"[dim]weather: the demo weather API at {url} (REACH_WEATHER_URL)[/dim]")
     agent = _locked(build_graph(checkpointer=make_checkpointer(), settings=settings), settings)
     config = {"configurable": {"thread_id": thread}}
     previous = agent.get_state(config).values.get("messages", [])

@@ -23,6 +23,7 @@ from nodes.common import (
 from nodes.confirmation import read_decisions
 from nodes.prompts import Voice
 from nodes.services import Services
+from nodes.slot_filling import MASKED_SUFFIX
 from nodes.tasks import UNKNOWN
 from nodes.understanding import IntentResult, detect_language
 from state import AgentState, Context, Overwrite, PendingConfirmation, SuspendedTask
@@ -132,6 +133,16 @@ def make_intent_node(services: Services) -> Node:
                     slots=Overwrite(dict(resumed["slots"])),
                     missing_slots=list(resumed["missing_slots"]),
                 )
+            elif follow := None if confident else _follow_up(services, state, runtime, text):
+                task_id = _new_task_id(state, runtime, message)  # the same request, anew
+                intent, carried = follow
+                update.update(
+                    intent=intent,
+                    confidence=services.confidence_threshold,
+                    intent_evidence=[*result.evidence, f"follows up on {intent}"],
+                    slots=Overwrite(carried),
+                    missing_slots=[],
+                )
             else:
                 task_id = _new_task_id(state, runtime, message)
                 update.update(intent=result.intent, slots=Overwrite({}), missing_slots=[])
@@ -163,6 +174,40 @@ def make_intent_node(services: Services) -> Node:
         return only_changes(state, update, keep=_DECISION_RECORD)
 
     return intent
+
+
+_FOLLOW_UP = re.compile(
+    r"^\s*(?:那么?|那换成?|换成|改成|那要是)|呢\s*[?？]?\s*$|^\s*(?:what|how)\s+about\b|^\s*and\b",
+    re.IGNORECASE,
+)
+"""A message that asks the last request again with something changed ("那上海呢", "what about
+Shanghai?")."""
+
+
+def _follow_up(
+    services: Services, state: AgentState, runtime: Runtime[Context], text: str
+) -> tuple[str, dict[str, Any]] | None:
+    """Return the finished task's intent and the slots a follow-up on it starts with.
+
+    "那上海呢" after the weather in Beijing is the weather in Shanghai: the last task's
+    slots, those this message names replaced. Sensitive slots (a PIN, an ID number) are not
+    carried into a new request; it asks for them again.
+    """
+    task = services.catalog.task(state.get("intent"))
+    if task is None or not _FOLLOW_UP.search(text):
+        return None
+    context = context_of(runtime)
+    found = services.understand_for(context.model).extract_slots(
+        revealed(text, context.user_id, services.database), task.intent
+    )
+    if not found.slots:
+        return None
+    kept = {
+        name: value
+        for name, value in (state.get("slots") or {}).items()
+        if name.removesuffix(MASKED_SUFFIX) not in task.sensitive_slots
+    }
+    return task.intent, {**kept, **found.slots}
 
 
 def _new_task_id(state: AgentState, runtime: Runtime[Context], message: HumanMessage | None) -> str:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.conftest import nodes_visited, say
+from langgraph.types import Command
+
+from tests.conftest import ALICE, nodes_visited, say
 
 CONFIG = {"configurable": {"thread_id": "t1"}}
 
@@ -93,3 +95,27 @@ def test_asking_for_a_person_while_a_refund_waits_runs_nothing(app, db):
 
 def test_a_greeting_in_front_of_a_question_answers_the_question(app):
     assert "配送中" in last(say(app, "你好，OD-20240618-001 到哪了"))
+
+
+def test_a_follow_up_asks_the_last_request_again_with_what_it_changes(app):
+    say(app, "OD-20240618-001 到哪了")
+    out = say(app, "那 OD-20240618-002 呢")
+    assert "OD-20240618-002" in last(out) and "已送达" in last(out)
+    assert state(app)["intent"] == "CHECK_ORDER_STATUS"
+
+
+def test_a_follow_up_keeps_the_other_slots_but_no_secret(app):
+    say(app, "帮我转100元给ACC-2001，密码123456")
+    app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    out = say(app, "那 ACC-3001 呢")
+    values = state(app)
+    assert values["slots"]["to_account"] == "ACC-3001"
+    assert values["slots"]["amount_cents"] == 10_000  # kept
+    assert "pin" not in values["slots"] and "密码" in last(out)  # asked again
+
+
+def test_without_a_follow_up_cue_a_bare_value_starts_nothing(app):
+    say(app, "OD-20240618-001 到哪了")
+    assert state(app)["intent"] == "CHECK_ORDER_STATUS"
+    out = say(app, "今天心情不错")
+    assert "没太明白" in last(out)
