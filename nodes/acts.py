@@ -27,9 +27,10 @@ EVIDENCE_PREFIX = "act:"
 """How the intent node records an act among the intent's evidence (the hand-off reads it)."""
 
 _HUMAN = re.compile(
-    r"人工(?!智能)|真人|客服人员|接线员|"
+    r"人工(?!智能)|真人|客服人员|接线员|(?:找|转|要|联系|接)客服|"
     r"\b(?:human|real person|live (?:agent|person|chat)|representative|operator|"
-    r"(?:talk|speak) to (?:a |an |some)?(?:one|body|person|agent|staff))\b",
+    r"(?:talk|speak|chat) (?:to|with) (?:a |an |some|your )?"
+    r"(?:one|body|person|agent|staff|customer service|support))\b",
     re.IGNORECASE,
 )
 _COMPLAINT = re.compile(r"投诉|\bcomplain(?:t|ts|ing)?\b", re.IGNORECASE)

@@ -16,6 +16,7 @@ from nodes.common import Node, context_of, protocol_message, tool_context
 from nodes.prompts import Voice
 from nodes.services import Services
 from scenarios.appointment.tools import in_period, patient_name
+from scenarios.appointment.wording import department_label
 from state import AgentState, Context, ToolResult
 from tools.executor import Decision
 
@@ -76,7 +77,7 @@ def make_appointment_node(services: Services) -> Node:
                 "confirm_appointment",
                 day=slots.get("day"),
                 time=chosen["slot_time"],
-                department=lookups[2]["data"]["department"],
+                department=department_label(lookups[2]["data"]["department"], voice),
                 doctor=chosen["doctor"],
                 patient=patient,
             ),
@@ -93,7 +94,13 @@ def make_appointment_node(services: Services) -> Node:
                 release = {"name": "release_appointment_slot", "parameters": slot_ref}
                 results.append(cast(ToolResult, executor.execute(release, ctx())))
             return _done(state, runtime, results)
-        notice = voice.say("appointment_notice", **booking["data"])
+        notice = voice.say(
+            "appointment_notice",
+            **{
+                **booking["data"],
+                "department": department_label(booking["data"].get("department"), voice),
+            },
+        )
         notify = {"name": "notify_patient", "parameters": {"content": notice}}
         results.append(cast(ToolResult, executor.execute(notify, ctx())))
         return _done(state, runtime, results)

@@ -23,6 +23,9 @@ WORDING: Wording = {
         "zh": "{value} 已经过去了，请换一个今天以后的就诊日期。",
         "en": "{value} has already passed; please choose a day from today on.",
     },
+    "department.内科": {"zh": "内科", "en": "internal medicine"},
+    "department.儿科": {"zh": "儿科", "en": "pediatrics"},
+    "department.皮肤科": {"zh": "皮肤科", "en": "dermatology"},
     "slot.period": {
         "zh": "就诊时段（上午、下午、晚上，或“都行”）",
         "en": "part of the day (morning, afternoon, evening, or “any”)",
@@ -93,7 +96,11 @@ def describe_appointment(result: ToolResult, state: AgentState, speaker: Speaker
         notify = by_tool.get("notify_patient")
         notified = notify is not None and notify.get("status") == "success"
         notice = speaker.say("appointment_notified" if notified else "appointment_not_notified")
-        return speaker.say("appointment_booked", notice=notice, **booking["data"])
+        data = {
+            **booking["data"],
+            "department": department_label(booking["data"].get("department"), speaker),
+        }
+        return speaker.say("appointment_booked", notice=notice, **data)
     if booking and booking.get("status") == "rejected" and booking.get("error_type") is None:
         return speaker.say("declined", task=speaker.label(state.get("intent", "")))
     hold = by_tool.get("hold_appointment_slot")
@@ -103,13 +110,16 @@ def describe_appointment(result: ToolResult, state: AgentState, speaker: Speaker
         return speaker.say("appointment_failed")
     lookup = by_tool.get("list_free_slots")
     if lookup and lookup.get("error_type") == "not_found":
-        return speaker.say("appointment_no_department", department=slots.get("department"))
+        return speaker.say(
+            "appointment_no_department",
+            department=department_label(slots.get("department"), speaker),
+        )
     other_times = _free(lookup)
     if other_times:  # free slots that day, none in the part of the day asked for
         return speaker.say(
             "appointment_none_period",
             day=slots.get("day", ""),
-            department=slots.get("department", ""),
+            department=department_label(slots.get("department"), speaker),
             period=speaker.say(f"period.{slots.get('period')}") if slots.get("period") else "",
             times=("、" if speaker.language == "zh" else ", ").join(
                 f"{s['slot_time']}（{s['doctor']}）"
@@ -122,9 +132,16 @@ def describe_appointment(result: ToolResult, state: AgentState, speaker: Speaker
     return speaker.say(
         "appointment_none" if days else "appointment_none_soon",
         day=slots.get("day", ""),
-        department=slots.get("department", ""),
+        department=department_label(slots.get("department"), speaker),
         days="、".join(days) if speaker.language == "zh" else ", ".join(days),
     )
+
+
+def department_label(name: Any, speaker: Speaker) -> str:
+    """Name a department (stored in Chinese) in the user's language; an unknown one as said."""
+    if f"department.{name}" not in WORDING:
+        return str(name or "")
+    return speaker.say(f"department.{name}")
 
 
 def _free(lookup: ToolResult | None) -> list[dict[str, Any]]:

@@ -247,5 +247,9 @@ def test_any_time_takes_the_first_free_slot_of_the_day(app, db):
 def test_the_part_of_the_day_in_english(app):
     out = say(app, "book internal medicine on the 20th in the evening")
     assert "in the evening" in out["messages"][-1].content
+    assert (
+        "internal medicine" in out["messages"][-1].content
+        and "内科" not in out["messages"][-1].content
+    )
     out = say(app, "the afternoon then")
     assert "14:00" in out["__interrupt__"][0].value["question"]

@@ -35,6 +35,8 @@ from nodes.acts import read_act
         ("我要找人工", "human"),
         ("转人工", "human"),
         ("I want to talk to a human", "human"),
+        ("i want to speak with customer service", "human"),
+        ("我要找客服", "human"),
         ("订单 OD-20240618-001 一直没到，转人工", "human"),
         ("我想投诉骑手态度差", "complaint"),
         ("I want to file a complaint", "complaint"),
