@@ -7,6 +7,7 @@ background job); its cues and extractor live in ``jobs`` and are merged here.
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from nodes.tasks import Scenario, SlotResult, TaskSpec
 from scenarios.delivery import jobs, understanding
@@ -23,34 +24,24 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     return understanding.extract(text, intent, today=today)
 
 
+def _order_task(intent: str, tool: str, **more: Any) -> TaskSpec:
+    """An order task: it needs the order number, which the caller's own orders may give."""
+    return TaskSpec(
+        intent=intent, tool=tool, required_slots=("order_id",), suggest=suggest_order, **more
+    )
+
+
 SCENARIO = Scenario(
     name="delivery",
     tasks=(
-        TaskSpec(
-            intent="CHECK_ORDER_STATUS",
-            tool="query_order_status",
-            required_slots=("order_id",),
+        _order_task(
+            "CHECK_ORDER_STATUS",
+            "query_order_status",
             on_request=(("notify", "send_notification"),),
-            suggest=suggest_order,
         ),
-        TaskSpec(
-            intent="REQUEST_REFUND",
-            tool="request_refund",
-            required_slots=("order_id",),
-            suggest=suggest_order,
-        ),
-        TaskSpec(
-            intent="URGE_DELIVERY",
-            tool="urge_delivery",
-            required_slots=("order_id",),
-            suggest=suggest_order,
-        ),
-        TaskSpec(
-            intent="CANCEL_ORDER",
-            tool="cancel_order",
-            required_slots=("order_id",),
-            suggest=suggest_order,
-        ),
+        _order_task("REQUEST_REFUND", "request_refund"),
+        _order_task("URGE_DELIVERY", "urge_delivery"),
+        _order_task("CANCEL_ORDER", "cancel_order"),
         TaskSpec(
             intent="NOTIFY_CUSTOMERS",
             tool="send_bulk_notification",
