@@ -43,6 +43,12 @@ SCENARIO = Scenario(
         _order_task("URGE_DELIVERY", "urge_delivery"),
         _order_task("CANCEL_ORDER", "cancel_order"),
         TaskSpec(
+            intent="LIST_MY_ORDERS",
+            tool="list_my_orders",
+            required_slots=(),
+            handoff_on_failure=False,
+        ),
+        TaskSpec(
             intent="NOTIFY_CUSTOMERS",
             tool="send_bulk_notification",
             required_slots=("audience", "notice", "send_via"),

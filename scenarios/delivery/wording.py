@@ -13,6 +13,7 @@ WORDING: Wording = {
     "intent.REQUEST_REFUND": {"zh": "申请退款", "en": "request a refund"},
     "intent.CANCEL_ORDER": {"zh": "取消订单", "en": "cancel an order"},
     "intent.URGE_DELIVERY": {"zh": "催单", "en": "hurry a delivery"},
+    "intent.LIST_MY_ORDERS": {"zh": "查看我的订单", "en": "list your orders"},
     "order_cancelled": {
         "zh": "订单 {order_id}（{item}）已取消。",
         "en": "Order {order_id} ({item}) has been cancelled.",

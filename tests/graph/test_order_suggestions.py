@@ -73,3 +73,19 @@ def test_a_reply_naming_an_offered_order_goes_on_to_the_refund(app, db):
     out = say(app, "麻辣香锅那单")
     assert "OD-20240618-002" in out["__interrupt__"][0].value["question"]
     assert db.query("SELECT * FROM refunds") == []
+
+
+def test_the_caller_can_list_their_own_orders(app):
+    out = say(app, "能帮我看看我所有的订单吗")
+    reply = out["messages"][-1].content
+    assert "OD-20240618-001（黄焖鸡米饭，配送中）" in reply and "酸菜鱼" not in reply
+    assert (
+        "Your latest orders" in say(app, "show me my orders", thread="en")["messages"][-1].content
+    )
+
+
+def test_spilled_food_is_a_refund_of_the_order_named_next(app, db):
+    assert "申请退款" in say(app, "外卖洒了")["messages"][-1].content
+    out = say(app, "麻辣香锅")
+    assert "OD-20240618-002" in out["__interrupt__"][0].value["question"]
+    assert db.query("SELECT * FROM refunds") == []
