@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scenarios.dates import EN_MONTHS
 from tools import readonly_sql
 from tools.db import Database
 from tools.errors import PermanentToolError, UserFixableError
@@ -63,6 +64,18 @@ def _month_of(text: str, now: date) -> str:
         return f"{int(explicit.group(1)):04d}-{int(explicit.group(2)):02d}"
     if re.search(r"本月|这个月|this month", lowered):
         return f"{now.year:04d}-{now.month:02d}"
+    alone = re.search(r"(?<!\d)(1[0-2]|0?[1-9])\s*月(?!\s*\d{1,2}\s*[日号])", text)
+    english = re.search(r"\b(" + "|".join(EN_MONTHS) + r")\b", lowered)
+    if (
+        english
+        and english.group(1) == "may"
+        and not re.search(r"\b(?:in|for|of|during)\s+may\b", lowered)
+    ):
+        english = None  # "may I see …" asks, it names no month
+    if alone or english:  # "5月", "in May" without a year: the latest May up to now
+        month_no = int(alone.group(1)) if alone else EN_MONTHS[english.group(1)]  # type: ignore[union-attr]
+        year = now.year if month_no <= now.month else now.year - 1
+        return f"{year:04d}-{month_no:02d}"
     year, month = (now.year, now.month - 1) if now.month > 1 else (now.year - 1, 12)
     return f"{year:04d}-{month:02d}"  # 上月 / last month, and the default
 
@@ -82,7 +95,7 @@ def question_to_sql(text: str, now: date) -> SqlPlan:
         shape, order = "bottom", "ASC"
     elif top_n or re.search(r"最高|最多|最好|最畅销|卖得最|best|top|highest|most", lowered):
         shape, order = "top", "DESC"
-    elif re.search(r"总|合计|一共|total|overall", lowered):
+    elif re.search(r"总|合计|一共|多少|total|overall|how much|how many", lowered):
         shape, order = "total", ""
     else:
         msg = "I can answer which product sold most or least, and total sales, by month"

@@ -78,3 +78,19 @@ def test_questions_become_parameterized_sql(question, month, metric, shape):
 def test_a_question_the_rules_cannot_answer_is_user_fixable():
     with pytest.raises(UserFixableError):
         question_to_sql("销售团队有几个人", date(2024, 7, 15))
+
+
+@pytest.mark.parametrize(
+    ("question", "month", "metric", "shape"),
+    [
+        ("上个月卖了多少钱", "2024-06", "amount_cents", "total"),
+        ("5月卖了多少件", "2024-05", "quantity", "total"),
+        ("12月的销售额一共多少", "2023-12", "amount_cents", "total"),  # the latest December
+        ("how much did we sell in May", "2024-05", "amount_cents", "total"),
+        ("may I see the total sales", "2024-06", "amount_cents", "total"),  # no month named
+        ("2024年3月销量最高的产品", "2024-03", "quantity", "top"),
+    ],
+)
+def test_a_month_without_a_year_and_how_much(question, month, metric, shape):
+    plan = question_to_sql(question, date(2024, 7, 15))
+    assert (plan.month, plan.metric, plan.shape) == (month, metric, shape)
