@@ -54,6 +54,8 @@ COMMON_SURNAMES = (
 """The surnames most people have: a bare answer starting with one can be a passenger's name."""
 _BARE_NAME = re.compile(rf"\s*([{COMMON_SURNAMES}][\u4e00-\u9fff]{{1,3}})\s*[，,。.]?\s*")
 """A message that is only a name ("张三"), as the answer to the question for the passenger."""
+_BARE_NAME_EN = re.compile(r"\s*([A-Z][a-z]+(?: [A-Z][a-z]+){1,2})\s*[,.]?\s*")
+"""A name alone in Latin letters: two or three capitalized words ("Zhang San")."""
 _NOT_IN_NAMES = re.compile(r"[票机航班车铁天号月日点周末吗呢吧了的个么去到从走]")
 """Characters that make a short answer a word, not a name."""
 _ID_NUMBER = re.compile(r"(?<![0-9])(\d{17}[\dXx])(?![0-9])")
@@ -102,7 +104,10 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     if name:
         slots["passenger_name"] = name.group(1)
     elif not slots and not invalid:  # nothing else said: perhaps a name alone (with the ID)
-        alone = _BARE_NAME.fullmatch(_ID_NUMBER.sub(" ", text)) if text.strip() else None
+        rest = _ID_NUMBER.sub(" ", text)
+        alone = (
+            (_BARE_NAME.fullmatch(rest) or _BARE_NAME_EN.fullmatch(rest)) if text.strip() else None
+        )
         if (
             alone
             and not re.fullmatch(cities, alone.group(1))  # "武汉" is a city, not 武 汉

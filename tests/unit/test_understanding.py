@@ -395,6 +395,9 @@ def test_a_bare_answer_in_a_transfer(text, slots):
         ("张三 110101199001011237", "张三"),
         ("欧阳娜娜", "欧阳娜娜"),
         ("王小明。", "王小明"),
+        ("Zhang San", "Zhang San"),
+        ("Zhang San, 110101199001011237", "Zhang San"),
+        ("Shanghai", None),
         ("武汉", None),  # a city
         ("高铁票", None),
         ("确认", None),
