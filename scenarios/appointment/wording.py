@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nodes.tasks import Describer, Speaker, Wording
+from scenarios.appointment.tools import PERIODS
 from state import AgentState, ToolResult
 
 WORDING: Wording = {
@@ -114,7 +115,7 @@ def describe_appointment(result: ToolResult, state: AgentState, speaker: Speaker
             "appointment_no_department",
             department=department_label(slots.get("department"), speaker),
         )
-    other_times = _free(lookup)
+    other_times = _free(lookup) if slots.get("period") in PERIODS else []
     if other_times:  # free slots that day, none in the part of the day asked for
         return speaker.say(
             "appointment_none_period",
@@ -171,7 +172,7 @@ def slot_to_reask(results: Sequence[ToolResult]) -> str | None:
     if hold is not None:
         return "day" if hold.get("status") != "success" else None
     lookup = by_tool.get("list_free_slots")
-    if _free(lookup):
+    if _free(lookup) and all(r.get("status") == "success" for r in results):
         return "period"  # that day has slots, at other times: "可以" takes the first
     return "day" if _next_days(lookup) else None
 
