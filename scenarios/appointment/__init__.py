@@ -5,6 +5,7 @@ from __future__ import annotations
 from nodes.tasks import Scenario, TaskSpec
 from scenarios.appointment import understanding
 from scenarios.appointment.agent import AGENT, make_appointment_node
+from scenarios.appointment.cancel import CANCEL_TOOLS, suggest_appointment
 from scenarios.appointment.seed import SEED
 from scenarios.appointment.tools import APPOINTMENT_TOOLS
 from scenarios.appointment.wording import DESCRIBE, WORDING, slot_to_reask
@@ -13,6 +14,12 @@ SCENARIO = Scenario(
     name="appointment",
     tasks=(
         TaskSpec(
+            intent="CANCEL_APPOINTMENT",
+            tool="cancel_appointment",
+            required_slots=("appointment_id",),
+            suggest=suggest_appointment,
+        ),
+        TaskSpec(
             intent="BOOK_APPOINTMENT",
             tool="book_appointment",
             required_slots=("department", "day"),
@@ -20,8 +27,8 @@ SCENARIO = Scenario(
             reask=slot_to_reask,
         ),
     ),
-    cards=APPOINTMENT_TOOLS,
-    grants={"customer": frozenset({"appointment:book"})},
+    cards=(*APPOINTMENT_TOOLS, *CANCEL_TOOLS),
+    grants={"customer": frozenset({"appointment:book", "appointment:cancel"})},
     cues=understanding.CUES,
     support=understanding.support,
     extract=understanding.extract,

@@ -12,6 +12,18 @@ from nodes.text_match import normalize
 from scenarios.dates import find_date, is_past
 
 CUES: dict[str, Cues] = {
+    "CANCEL_APPOINTMENT": (
+        ("取消预约", 2.0),
+        ("取消挂号", 2.0),
+        ("取消就诊", 2.0),
+        ("退号", 2.0),
+        ("不去看了", 1.2),
+        ("预约取消", 2.0),
+        ("cancel my appointment", 2.0),
+        ("cancel the appointment", 2.0),
+        ("cancel an appointment", 2.0),
+        ("cancel appointment", 2.0),
+    ),
     "BOOK_APPOINTMENT": (
         ("挂号", 1.2),
         ("预约", 1.0),
@@ -102,9 +114,18 @@ ELSEWHERE_WORDS = {"牙医": "牙科", "看牙": "牙科", "dentist": "dentistry
 """Words for a department this clinic does not have, said without naming it."""
 
 
+_CANCEL = re.compile(r"(?:取消|退掉?|不要)(?:了|掉)?.{0,8}?(?:预约|挂号|的号|这个号)")
+"""取消 before the appointment it names, words between ("取消内科的预约", "退掉明天的号")."""
+CANCEL_SUPPORT = 2.0
+"""As strong as 取消预约 itself: a department named in it is the one to cancel, not to book."""
+
+
 def support(text: str) -> Iterator[tuple[str, float, str]]:
-    """A department in the message supports an appointment."""
+    """A department in the message supports an appointment; 取消 … 预约 its cancellation."""
     lowered = normalize(text)
+    if _CANCEL.search(lowered):
+        yield "CANCEL_APPOINTMENT", CANCEL_SUPPORT, "取消…预约"
+        return
     named = [name for name in DEPARTMENTS if name in lowered]
     if named:
         yield "BOOK_APPOINTMENT", DEPARTMENT_SUPPORT, "department"
@@ -131,8 +152,18 @@ ANY_TIME = re.compile(
 """Any time of the day will do: said alone, a yes to "that day still has 10:00"."""
 
 
+_APPOINTMENT_ID = re.compile(r"(?<![A-Za-z0-9])AP-[0-9A-Fa-f]{8}(?![0-9A-Za-z])")
+
+
 def extract(text: str, intent: str, *, today: date) -> SlotResult:
-    """Find the department, the day and the part of the day (optional) of an appointment."""
+    """Find the department, the day and the part of the day (optional) of an appointment.
+
+    For a cancellation, the appointment number; the department named finds it otherwise
+    (``cancel.suggest_appointment``).
+    """
+    if intent == "CANCEL_APPOINTMENT":
+        number = _APPOINTMENT_ID.search(text)
+        return SlotResult(slots={"appointment_id": number.group(0).upper()} if number else {})
     slots: dict[str, Any] = {}
     lowered = text.lower()
     for name, canonical in DEPARTMENTS.items():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nodes.tasks import Describer, Speaker, Wording
@@ -27,6 +27,37 @@ WORDING: Wording = {
     "department.内科": {"zh": "内科", "en": "internal medicine"},
     "department.儿科": {"zh": "儿科", "en": "pediatrics"},
     "department.皮肤科": {"zh": "皮肤科", "en": "dermatology"},
+    "intent.CANCEL_APPOINTMENT": {"zh": "取消预约", "en": "cancel an appointment"},
+    "slot.appointment_id": {"zh": "预约号（AP- 开头）", "en": "appointment number (AP-…)"},
+    "ask.appointment_id": {
+        "zh": "好的，我来帮您取消预约。请告诉我预约号（AP- 开头），或是哪个科室的预约。",
+        "en": "Sure, I can cancel an appointment. Which one: its number (AP-…) or its department?",
+    },
+    "offer.appointment_id": {"zh": "您的预约：{appointments}。", "en": " Yours: {appointments}."},
+    "offered_appointment": {
+        "zh": "{appointment_id}（{slot_date} {slot_time} {department}{doctor}）",
+        "en": "{appointment_id} ({department}, {doctor}, {slot_date} {slot_time})",
+    },
+    "appointments_none": {
+        "zh": "您目前没有待就诊的预约。",
+        "en": "You have no upcoming appointments.",
+    },
+    "appointments_unlisted": {
+        "zh": "暂时查不到您的预约，请直接告诉我预约号。",
+        "en": "I can't list your appointments right now; please tell me the number.",
+    },
+    "appointment_cancelled": {
+        "zh": "已取消 {slot_date} {slot_time} {department}{doctor}的预约（{appointment_id}），号源已释放。",
+        "en": "Cancelled: {department} with {doctor} on {slot_date} at {slot_time} ({appointment_id}).",
+    },
+    "appointment_not_found": {
+        "zh": "没有找到您的预约 {appointment_id}，请核对预约号。",
+        "en": "There is no appointment {appointment_id} of yours; please check the number.",
+    },
+    "appointment_cancel_failed": {
+        "zh": "抱歉，取消预约暂时没有成功，请稍后再试。",
+        "en": "Sorry, the appointment could not be cancelled just now; please try later.",
+    },
     "slot.period": {
         "zh": "就诊时段（上午、下午、晚上，或“都行”）",
         "en": "part of the day (morning, afternoon, evening, or “any”)",
@@ -145,6 +176,43 @@ def department_label(name: Any, speaker: Speaker) -> str:
     return speaker.say(f"department.{name}")
 
 
+def appointment_offer(rows: Sequence[Mapping[str, Any]], speaker: Speaker) -> str:
+    """Name the appointments (number, day, time, department, doctor) in one offering sentence."""
+    items = ("、" if speaker.language == "zh" else "; ").join(
+        speaker.say(
+            "offered_appointment",
+            appointment_id=row["appointment_id"],
+            slot_date=row["slot_date"],
+            slot_time=row["slot_time"],
+            department=department_label(row["department"], speaker),
+            doctor=row["doctor"],
+        )
+        for row in rows
+    )
+    return speaker.say("offer.appointment_id", appointments=items)
+
+
+def describe_cancel(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
+    """Say which appointment was cancelled, or list the caller's, or why not."""
+    data: dict[str, Any] = result.get("data") or {}
+    if result.get("tool") == "list_my_appointments":
+        if result.get("status") != "success":
+            return speaker.say("appointments_unlisted")
+        rows = data.get("appointments") or []
+        return (
+            appointment_offer(rows, speaker).strip() if rows else speaker.say("appointments_none")
+        )
+    if result.get("status") == "success":
+        department = department_label(data.get("department"), speaker)
+        return speaker.say("appointment_cancelled", **{**data, "department": department})
+    if result.get("status") == "rejected" and result.get("error_type") is None:
+        return speaker.say("declined", task=speaker.label(state.get("intent", "")))
+    if result.get("error_type") == "not_found":
+        number = (state.get("slots") or {}).get("appointment_id", "")
+        return speaker.say("appointment_not_found", appointment_id=number)
+    return speaker.say("appointment_cancel_failed")
+
+
 def _free(lookup: ToolResult | None) -> list[dict[str, Any]]:
     """The free slots a lookup found on the day asked (none fit the part of the day asked)."""
     if lookup is None or lookup.get("status") != "success":
@@ -177,7 +245,10 @@ def slot_to_reask(results: Sequence[ToolResult]) -> str | None:
     return "day" if _next_days(lookup) else None
 
 
-DESCRIBE: dict[str, Describer] = dict.fromkeys(
+DESCRIBE: dict[str, Describer] = {
+    "list_my_appointments": describe_cancel,
+    "cancel_appointment": describe_cancel,
+} | dict.fromkeys(
     (
         "list_departments",
         "list_doctors",

@@ -253,3 +253,44 @@ def test_the_part_of_the_day_in_english(app):
     )
     out = say(app, "the afternoon then")
     assert "14:00" in out["__interrupt__"][0].value["question"]
+
+
+def book(app, ask, thread="t1"):
+    say(app, ask, thread=thread)
+    app.invoke(Command(resume="确认"), {"configurable": {"thread_id": thread}}, context=ALICE)
+
+
+def test_the_only_appointment_is_cancelled_after_a_confirmation_and_its_slot_freed(app, db):
+    book(app, ASK)
+    out = say(app, "帮我取消预约")
+    assert "cancel_appointment" in out["__interrupt__"][0].value["question"]
+    assert booked_slots(db) == ["S-005"]  # nothing is cancelled before the yes
+    out = app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert "已取消 2024-06-20 15:00 皮肤科赵医生的预约" in out["messages"][-1].content
+    assert booked_slots(db) == [] and slot(db)["status"] == "free"
+
+
+def test_two_appointments_are_offered_and_the_day_named_picks_one(app, db):
+    book(app, "帮我挂20号下午的内科")
+    book(app, "帮我预约6月21号的内科")
+    out = say(app, "取消内科的预约")
+    question = out["messages"][-1].content
+    assert "2024-06-20 14:00" in question and "2024-06-21 09:00" in question
+    out = say(app, "21号那个")
+    assert "cancel_appointment" in out["__interrupt__"][0].value["question"]
+    app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert booked_slots(db) == ["S-003"]
+
+
+def test_nobody_cancels_another_patients_appointment(app, db):
+    book(app, ASK)
+    number = appointments(db)[0]["slot_id"] and db.query_one(
+        "SELECT appointment_id FROM appointments"
+    )
+    out = say(app, f"取消预约 {number['appointment_id']}", thread="bob", context=BOB)
+    assert "没有找到" in out["messages"][-1].content
+    assert booked_slots(db) == ["S-005"]
+
+
+def test_with_no_appointment_the_question_says_so(app):
+    assert "没有待就诊的预约" in say(app, "帮我取消预约")["messages"][-1].content

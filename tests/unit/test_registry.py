@@ -100,6 +100,8 @@ def test_model_view_is_openai_format_without_engineering_fields():
         "release_appointment_slot",
         "book_appointment",
         "notify_patient",
+        "list_my_appointments",
+        "cancel_appointment",
         "send_notification",
         "send_bulk_notification",
         "export_sales_report",
