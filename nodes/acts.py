@@ -104,4 +104,17 @@ def read_act(text: str) -> ReadAct | None:
     return ReadAct(kind, cue)
 
 
-__all__ = ["EVIDENCE_PREFIX", "HANDED_OVER", "Act", "ReadAct", "read_act"]
+_FOLLOW_UP = re.compile(
+    r"^\s*(?:那么?|那换成?|换成|改成|那要是)|呢\s*[?？]?\s*$|^\s*(?:what|how)\s+about\b|^\s*and\b",
+    re.IGNORECASE,
+)
+"""A message that asks the last request again with something changed ("那上海呢", "what about
+Shanghai?")."""
+
+
+def is_follow_up(text: str) -> bool:
+    """Tell whether ``text`` asks the last request again with something changed."""
+    return bool(_FOLLOW_UP.search(text))
+
+
+__all__ = ["EVIDENCE_PREFIX", "HANDED_OVER", "Act", "ReadAct", "is_follow_up", "read_act"]

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from nodes.acts import EVIDENCE_PREFIX, HANDED_OVER, ReadAct, read_act
+from nodes.acts import EVIDENCE_PREFIX, HANDED_OVER, ReadAct, is_follow_up, read_act
 from nodes.common import (
     Node,
     context_of,
@@ -176,14 +176,6 @@ def make_intent_node(services: Services) -> Node:
     return intent
 
 
-_FOLLOW_UP = re.compile(
-    r"^\s*(?:那么?|那换成?|换成|改成|那要是)|呢\s*[?？]?\s*$|^\s*(?:what|how)\s+about\b|^\s*and\b",
-    re.IGNORECASE,
-)
-"""A message that asks the last request again with something changed ("那上海呢", "what about
-Shanghai?")."""
-
-
 def _follow_up(
     services: Services, state: AgentState, runtime: Runtime[Context], text: str
 ) -> tuple[str, dict[str, Any]] | None:
@@ -194,7 +186,7 @@ def _follow_up(
     carried into a new request; it asks for them again.
     """
     task = services.catalog.task(state.get("intent"))
-    if task is None or not _FOLLOW_UP.search(text):
+    if task is None or not is_follow_up(text):
         return None
     context = context_of(runtime)
     found = services.understand_for(context.model).extract_slots(

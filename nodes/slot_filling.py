@@ -21,7 +21,7 @@ from nodes.model_planner import ModelPlan, evidence_names, plan_with_model, scen
 from nodes.plan_cache import cached_calls
 from nodes.prompts import Voice
 from nodes.services import Services
-from nodes.tasks import Offer, TaskSpec
+from nodes.tasks import HINT_CHARS, Offer, TaskSpec
 from state import AgentState, Context, ToolCall, ToolResult
 from tools.intake import revealed
 from tools.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
@@ -136,7 +136,7 @@ def _suggested(
     voice = Voice(
         services.catalog, state.get("language", "zh"), services.catalog.scenario_of.get(task.intent)
     )
-    return task.suggest(asked, text, run, voice)
+    return task.suggest(asked, text[:HINT_CHARS], run, voice)
 
 
 def model_plan(

@@ -64,6 +64,10 @@ class Offer:
     """Slot → a sentence naming the records it may be, which the question adds."""
 
 
+HINT_CHARS = 500
+"""How much of the message a suggester gets, to match it against the user's records."""
+
+
 class Suggester(Protocol):
     """Looks up the user's own records for missing slots, through read-only tools."""
 
@@ -76,7 +80,8 @@ class Suggester(Protocol):
     ) -> Offer:
         """Return what ``text`` names among the records, or what to offer.
 
-        ``run`` is the executor: every check applies, identity from the trusted context.
+        ``text`` is at most ``HINT_CHARS`` long; ``run`` is the executor: every check
+        applies, identity from the trusted context.
         """
         ...
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from nodes.tasks import Offer, Speaker
+from nodes.tasks import HINT_CHARS, Offer, Speaker
 from scenarios.appointment.understanding import DEPARTMENTS
 from scenarios.appointment.wording import appointment_offer
 from scenarios.dates import find_date
@@ -51,7 +51,7 @@ class AppointmentHint(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    hint: str = Field("", max_length=500, description="The user's message.")
+    hint: str = Field("", max_length=HINT_CHARS, description="The user's message.")
 
 
 class ListedAppointment(BaseModel):
@@ -147,7 +147,7 @@ def suggest_appointment(
     """Fill the number with the appointment named, or the only one; else offer them."""
     if "appointment_id" not in missing:
         return Offer()
-    listed = run({"name": "list_my_appointments", "parameters": {"hint": text[:500]}})
+    listed = run({"name": "list_my_appointments", "parameters": {"hint": text}})
     if listed.get("status") != "success":
         return Offer()
     rows = list((listed.get("data") or {}).get("appointments") or [])

@@ -15,9 +15,6 @@ from nodes.tasks import Offer, Speaker
 from scenarios.delivery.wording import order_offer
 from state import ToolResult
 
-HINT_CHARS = 500
-"""How much of the message goes to the lookup to be matched against items."""
-
 
 def suggest_order(
     missing: Sequence[str],
@@ -28,7 +25,7 @@ def suggest_order(
     """Fill ``order_id`` with the one order the message names, else offer the newest."""
     if "order_id" not in missing:
         return Offer()
-    listed = run({"name": "list_my_orders", "parameters": {"hint": text[:HINT_CHARS]}})
+    listed = run({"name": "list_my_orders", "parameters": {"hint": text}})
     if listed.get("status") != "success":
         return Offer()  # the question still asks for the number
     orders = list((listed.get("data") or {}).get("orders") or [])

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from nodes.tasks import HINT_CHARS
 from tools.errors import HandoffRequired, ResourceNotFoundError, UserFixableError
 from tools.registry import ToolCard, ToolContext
 
@@ -120,7 +121,7 @@ class OrderHint(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     hint: str = Field(
-        "", max_length=500, description="The user's message, to match an item it names."
+        "", max_length=HINT_CHARS, description="The user's message, to match an item it names."
     )
 
 
