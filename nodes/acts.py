@@ -37,7 +37,7 @@ _COMPLAINT = re.compile(r"投诉|\bcomplain(?:t|ts|ing)?\b", re.IGNORECASE)
 
 _COURTESY: dict[Act, re.Pattern[str]] = {
     "never_mind": re.compile(
-        r"算了|不用了|不需要了|不要了|没事了|先不(?:用|要|办|弄)?了?|"
+        r"算了|算啦|不用了|不需要了|不要了|没事了|先不(?:用|要|办|弄)?了?|"
         r"不(?![错好对够行多少早晚大小太])[\u4e00-\u9fff]{1,2}了|"
         r"改天再说|以后再说|"
         r"\b(?:never ?mind|nvm|forget (?:about )?it|no need|changed my mind|skip it|no,? thanks?|"
@@ -65,8 +65,8 @@ _COURTESY: dict[Act, re.Pattern[str]] = {
 
 _FILLER = re.compile(
     r"那就|那个|那|就|先|还是|其实|要不|也|都|我们|我|你们|你|您|亲|的|好的|好吧|好|行|嗯+|哦+|噢|喔|"
-    r"啊|呀|哈+|吧|啦|了|呢|呗|嘛|哇|呃|额|"
-    r"\b(?:ok(?:ay)?|oh|well|then|please|so|just|alright|all right|fine|actually|um+|uh+|"
+    r"啊|呀|哈+|吧|啦|了|呢|呗|嘛|哇|呃|额|客服|"
+    r"\b(?:ok(?:ay)?|oh|well|then|please|so|just|alright|all right|fine|actually|um+|uh+|nah|"
     r"hmm+|yes|yeah|no|sir|madam|very|much|so much|a lot|and|for now|you|guys|it|that|"
     r"again|bot|there)\b|"
     r"[\s\W_]+",

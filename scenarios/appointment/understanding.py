@@ -114,8 +114,12 @@ ELSEWHERE_WORDS = {"牙医": "牙科", "看牙": "牙科", "dentist": "dentistry
 """Words for a department this clinic does not have, said without naming it."""
 
 
-_CANCEL = re.compile(r"(?:取消|退掉?|不要)(?:了|掉)?.{0,8}?(?:预约|挂号|的号|这个号)")
-"""取消 before the appointment it names, words between ("取消内科的预约", "退掉明天的号")."""
+_CANCEL = re.compile(
+    r"(?:取消|退掉?|不要)(?:了|掉)?.{0,8}?(?:预约|挂号|的号|这个号)"
+    r"|(?:预约|挂号|号|科)(?:的)?.{0,2}?取消"
+)
+"""取消 with the appointment it names, words between, either way round ("取消内科的预约",
+"退掉明天的号", "把明天的皮肤科取消掉")."""
 CANCEL_SUPPORT = 2.0
 """As strong as 取消预约 itself: a department named in it is the one to cancel, not to book."""
 

@@ -60,6 +60,8 @@ CUES: dict[str, Cues] = {
         ("track", STRONG),
         ("not arrived", STRONG),
         ("hasnt arrived", STRONG),
+        ("havent arrived", STRONG),
+        ("not arrived yet", STRONG),
         ("has not arrived", STRONG),
         ("hasnt come", STRONG),
         ("isnt here", STRONG),

@@ -407,3 +407,17 @@ def test_a_bare_answer_in_a_transfer(text, slots):
 def test_a_passenger_name_said_alone(text, name):
     slots = flights_extract(text, "BOOK_FLIGHT", today=date(2024, 6, 18)).slots
     assert slots.get("passenger_name") == name
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("帮我把明天的皮肤科取消掉", "CANCEL_APPOINTMENT"),
+        ("取消内科的预约", "CANCEL_APPOINTMENT"),
+        ("帮我预约内科", "BOOK_APPOINTMENT"),
+        ("my headphones havent arrived", "CHECK_ORDER_STATUS"),
+    ],
+)
+def test_fresh_phrasings_of_the_last_round(text, intent):
+    result = U.classify(text)
+    assert result.intent == intent and result.confidence >= 0.6
