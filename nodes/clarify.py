@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from nodes.common import Node, protocol_message
+from nodes.common import Node, context_of, protocol_message
 from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.tasks import ScenarioSet
@@ -19,7 +20,8 @@ def make_clarify_node(services: Services) -> Node:
 
     def clarify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
         """Ask one question; the user's next message on the thread answers it."""
-        question = clarifying_question(state, services.catalog)
+        offered = services.offered_intents(context_of(runtime).user_role)
+        question = clarifying_question(state, services.catalog, offered=offered)
         note = protocol_message(
             state,
             runtime,
@@ -32,21 +34,26 @@ def make_clarify_node(services: Services) -> Node:
     return clarify
 
 
-def clarifying_question(state: AgentState, scenarios: ScenarioSet) -> str:
+def clarifying_question(
+    state: AgentState, scenarios: ScenarioSet, *, offered: Sequence[str] | None = None
+) -> str:
     """Choose the question: a bad value, the missing slot(s), or what the user means.
 
     Everything said comes from the scenarios' wording: ``invalid.<slot>`` and
     ``multiple.<slot>`` for a value that is not usable, ``ask.<slot>`` when one slot is
     missing, ``slot.<slot>`` labels for several, and every task's label when the request
-    itself is unclear, so the question always offers all the agent can do. A missing slot's
-    offer (``slot_offers``: the user's own recent orders) follows its question.
+    itself is unclear, so the question offers all the agent can do for this caller
+    (``offered``: the intents the caller's role may carry out; every intent when omitted). A
+    missing slot's offer (``slot_offers``: the user's own recent orders) follows its question.
     """
     intent = state.get("intent", "")
     voice = Voice(scenarios, state.get("language", "zh"), scenarios.scenario_of.get(intent))
     task = scenarios.task(intent)
     missing = list(state.get("missing_slots") or [])
     if task is None or (state.get("decision") == "clarify" and not missing):
-        return _ask_intent(state, scenarios, voice)
+        return _ask_intent(
+            state, scenarios, voice, scenarios.intents if offered is None else offered
+        )
     label = voice.label(intent)
     invalid = state.get("invalid_slots") or {}
     for name in task.required_slots:
@@ -66,10 +73,14 @@ def clarifying_question(state: AgentState, scenarios: ScenarioSet) -> str:
     return voice.say("ask_slots", task=label, slots=names) + offered
 
 
-def _ask_intent(state: AgentState, scenarios: ScenarioSet, voice: Voice) -> str:
+def _ask_intent(
+    state: AgentState, scenarios: ScenarioSet, voice: Voice, offered: Sequence[str]
+) -> str:
     candidates = [c for c in state.get("intent_candidates") or [] if scenarios.task(c)]
     if len(candidates) >= 2:
         return voice.say(
             "ask_between", first=voice.label(candidates[0]), second=voice.label(candidates[1])
         )
-    return voice.say("ask_intent", tasks=voice.join([voice.label(i) for i in scenarios.intents]))
+    if not offered:
+        return voice.say("ask_intent_open")
+    return voice.say("ask_intent", tasks=voice.join([voice.label(i) for i in offered]))

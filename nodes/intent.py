@@ -334,8 +334,11 @@ def _courtesy(
     elif act.kind == "bye" and waiting:
         reply = voice.say("act.bye_pending", task=label)
     elif act.kind == "greet":
-        reply = voice.say(
-            "act.greet", tasks=voice.join([voice.label(i) for i in voice.scenarios.intents])
+        offered = services.offered_intents(context_of(runtime).user_role)
+        reply = (
+            voice.say("act.greet", tasks=voice.join([voice.label(i) for i in offered]))
+            if offered
+            else voice.say("act.greet_open")
         )
     else:
         reply = voice.say(f"act.{act.kind}")

@@ -19,6 +19,10 @@ GENERIC: Wording = {
         "zh": "抱歉，我没太明白您的意思。我可以帮您{tasks}。请问您需要哪一项？",
         "en": "Sorry, I'm not sure what you need. I can {tasks}. Which would you like?",
     },
+    "ask_intent_open": {
+        "zh": "抱歉，我没太明白您的意思，能换个说法吗？",
+        "en": "Sorry, I'm not sure what you need. Could you put it another way?",
+    },
     "ask_between": {
         "zh": "请问您是想{first}，还是想{second}？",
         "en": "Would you like to {first}, or to {second}?",
@@ -90,6 +94,10 @@ GENERIC: Wording = {
     "act.greet": {
         "zh": "您好！我可以帮您{tasks}。请问有什么可以帮您？",
         "en": "Hello! I can {tasks}. How can I help?",
+    },
+    "act.greet_open": {
+        "zh": "您好！请问有什么可以帮您？",
+        "en": "Hello! How can I help?",
     },
     "act.thanks": {
         "zh": "不客气！还有其他需要随时告诉我。",

@@ -186,6 +186,12 @@ class Services:
         """Role grants merged over the scenarios."""
         return Permissions.merged(self.catalog.grants())
 
+    def offered_intents(self, role: str) -> list[str]:
+        """Return the intents ``role`` may carry out, to list to a caller of that role."""
+        return self.catalog.intents_for(
+            lambda permission: self.permissions.allows(role, permission)
+        )
+
     def registry_of(self, cards: Sequence[ToolCard]) -> ToolRegistry:
         """Build a registry of ``cards`` under the scenarios' grants."""
         registry = ToolRegistry(permissions=self.permissions)

@@ -232,6 +232,22 @@ class ScenarioSet:
         """Return the task of ``intent``, or ``None`` for an unknown one."""
         return self.tasks.get(intent or "")
 
+    def intents_for(self, allows: Callable[[str], bool]) -> list[str]:
+        """Return the intents whose tool needs a permission ``allows`` grants, in order.
+
+        A greeting or a "what do you mean?" lists what the agent can do; listing staff
+        tasks (bulk notices, sales figures) to a customer promises what the executor will
+        refuse. A task whose tool has no card here is listed: nothing says it is closed.
+        """
+        cards = {card.name: card for card in self.cards()}
+        for agent_cards in self.agent_cards.values():
+            cards.update({card.name: card for card in agent_cards})
+        return [
+            intent
+            for intent, task in self.tasks.items()
+            if task.tool not in cards or allows(cards[task.tool].permission)
+        ]
+
     def cards(self) -> list[ToolCard]:
         """Return the main agent's tool cards."""
         return [card for scenario in self.scenarios for card in scenario.cards]

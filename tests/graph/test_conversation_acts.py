@@ -6,6 +6,7 @@ from typing import Any
 
 from langgraph.types import Command
 
+from state import Context
 from tests.conftest import ALICE, nodes_visited, say
 
 CONFIG = {"configurable": {"thread_id": "t1"}}
@@ -28,6 +29,20 @@ def test_a_hello_is_answered_with_what_the_agent_can_do(app):
     reply = last(state(app))
     assert reply.startswith("您好") and "查询订单状态" in reply and "预约挂号" in reply
     assert "没太明白" not in reply
+
+
+def test_a_hello_lists_only_what_the_callers_role_may_do(app):
+    customer = last(say(app, "你好"))
+    assert "转账" in customer and "预约挂号" in customer
+    # staff tasks the executor would refuse a customer are not offered to one
+    assert "批量通知" not in customer and "销售" not in customer
+    analyst = last(
+        say(app, "hello", thread="t2", context=Context(user_id="u_90001", user_role="analyst"))
+    )
+    assert "sales figures" in analyst and "weather" in analyst
+    assert "refund" not in analyst and "transfer" not in analyst
+    unsure = last(say(app, "嗯嗯嗯", thread="t3"))
+    assert "没太明白" in unsure and "查询订单状态" in unsure and "导出销售报表" not in unsure
 
 
 def test_thanks_and_goodbye_are_answered_in_the_users_language(app):
