@@ -136,7 +136,7 @@ def make_builder(
         ["slot_filling", "tool", "clarify", "handoff"],
     )
     builder.add_conditional_edges(
-        "slot_filling", after_slots, ["clarify", "propose", "tool", *agents]
+        "slot_filling", after_slots, ["clarify", "propose", "tool", END, *agents]
     )
     builder.add_conditional_edges(
         "propose", Bound(route_after_propose, scenarios=catalog), ["tool", *agents]

@@ -18,10 +18,11 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-Act = Literal["human", "complaint", "never_mind", "bye", "thanks", "greet"]
+Act = Literal["human", "complaint", "beyond", "never_mind", "bye", "thanks", "greet"]
 
-HANDED_OVER: frozenset[Act] = frozenset({"human", "complaint"})
-"""Acts a person takes over, wherever in the message they are said."""
+HANDED_OVER: frozenset[Act] = frozenset({"human", "complaint", "beyond"})
+"""Acts a person takes over, wherever in the message they are said; ``beyond`` is a request a
+scenario knows of but cannot serve (``nodes.tasks.Beyond``), its name the act's cue."""
 
 EVIDENCE_PREFIX = "act:"
 """How the intent node records an act among the intent's evidence (the hand-off reads it)."""

@@ -17,14 +17,23 @@ from nodes.services import Services
 from state import AgentState, Context
 
 
-def _asked_for(state: AgentState) -> str | None:
-    """Return the act (``human``, ``complaint``) the intent node read, when no tool failed."""
+def _asked_for(state: AgentState) -> tuple[str, str] | None:
+    """Return the act the intent node read (``human``, ``complaint``, ``beyond``) and its cue.
+
+    ``None`` when a tool failed instead, or the turn was not handed over.
+    """
     if state.get("error") or state.get("decision") != "handoff":
         return None
-    for cue in state.get("intent_evidence") or []:
-        if cue.startswith(EVIDENCE_PREFIX) and cue[len(EVIDENCE_PREFIX) :] in HANDED_OVER:
-            return cue[len(EVIDENCE_PREFIX) :]
+    evidence = list(state.get("intent_evidence") or [])
+    for index, cue in enumerate(evidence):
+        kind = cue[len(EVIDENCE_PREFIX) :] if cue.startswith(EVIDENCE_PREFIX) else ""
+        if kind in HANDED_OVER:
+            return kind, evidence[index + 1] if index + 1 < len(evidence) else ""
     return None
+
+
+_REASONS = {"human": "user_request", "complaint": "complaint", "beyond": "not_served"}
+"""The hand-off's reason, by the act that asked for it."""
 
 
 def make_handoff_node(services: Services) -> Node:
@@ -34,18 +43,15 @@ def make_handoff_node(services: Services) -> Node:
         """Say the service is unavailable (or the outcome unknown) and that a human takes over."""
         voice = Voice(services.catalog, state.get("language", "zh"))
         asked = _asked_for(state)
-        if asked is not None:  # the user asked for a person, or complained
-            text = voice.say(f"handoff_{asked}")
-            note = protocol_message(
-                state,
-                runtime,
-                role="assistant",
-                content=text,
-                handoff={
-                    "to": "human",
-                    "reason": "complaint" if asked == "complaint" else "user_request",
-                },
-            )
+        if asked is not None:  # the user asked for a person, complained, or asked beyond us
+            kind, cue = asked
+            handoff = {"to": "human", "reason": _REASONS[kind]}
+            if kind == "beyond":
+                text = voice.say(f"beyond.{cue}")
+                handoff["request"] = cue
+            else:
+                text = voice.say(f"handoff_{kind}")
+            note = protocol_message(state, runtime, role="assistant", content=text, handoff=handoff)
             return {"messages": [AIMessage(content=text)], "protocol": [note], "step_count": 1}
         error = state.get("error") or {}
         name = "unknown_outcome" if error.get("status") == "unknown" else "handoff"

@@ -80,6 +80,9 @@ def make_intent_node(services: Services) -> Node:
         if act is not None and act.kind in HANDED_OVER:  # a person takes it from here
             return _handed_over(services, state, runtime, text, act)
         awaiting = state.get("awaiting")
+        beyond = None if awaiting else services.catalog.beyond(text)
+        if beyond is not None:  # known, not served here ("退票"): a person, not a near task
+            return _handed_over(services, state, runtime, text, ReadAct("beyond", beyond.name))
         pending_intent = state.get("intent")
         waiting = bool(state.get("missing_slots")) and pending_intent not in (None, UNKNOWN)
         if act is not None and not awaiting:  # with an action pending, a "thanks" is no yes
@@ -272,7 +275,7 @@ def _handed_over(
     text: str,
     act: ReadAct,
 ) -> dict[str, Any]:
-    """Send a request for a person, or a complaint, to the hand-off node.
+    """Send a request for a person, a complaint, or a request beyond us to the hand-off node.
 
     The open task and its slots stay for whoever takes over; a pending confirmation is
     closed unrun, since nobody is left to answer it.

@@ -111,8 +111,14 @@ def route_after_reflect(
     return "clarify"
 
 
-def route_after_slots(state: RouteView) -> Literal["clarify", "propose"]:
-    """Ask for missing slots; once all are known, say what is about to happen."""
+def route_after_slots(state: RouteView) -> Literal["clarify", "propose"] | str:
+    """Ask for missing slots; once all are known, say what is about to happen.
+
+    A task slot filling answered itself (the user has no record it could be about) ends the
+    turn.
+    """
+    if state.get("decision") == "answered":
+        return END
     if state.get("missing_slots") or not state.get("pending_tool_calls"):
         return "clarify"
     return "propose"

@@ -22,7 +22,7 @@ from nodes.plan_cache import cached_calls
 from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.tasks import HINT_CHARS, Offer, TaskSpec
-from state import AgentState, Context, ToolCall, ToolResult
+from state import AgentState, Context, Overwrite, ToolCall, ToolResult
 from tools.intake import revealed
 from tools.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
 
@@ -47,6 +47,8 @@ def make_slot_filling_node(services: Services) -> Node:
         slots = {**(state.get("slots") or {}), **new_slots}
         calls, missing = plan_tool_calls(task, slots, state.get("task_id", ""))
         offer = _suggested(services, state, runtime, task, missing, found.invalid, text)
+        if offer.closing is not None:
+            return _closed(state, runtime, offer.closing)
         if offer.filled:  # the message named one of the user's own records
             new_slots = {**new_slots, **offer.filled}
             slots = {**slots, **offer.filled}
@@ -113,6 +115,26 @@ def make_slot_filling_node(services: Services) -> Node:
         }
 
     return slot_filling
+
+
+def _closed(state: AgentState, runtime: Runtime[Context], sentence: str) -> dict[str, Any]:
+    """End the task with ``sentence``: the user's records hold nothing it could be about.
+
+    The intent stays what was understood; with nothing missing, the next message starts
+    afresh.
+    """
+    answer = protocol_message(state, runtime, role="assistant", content=sentence)
+    return {
+        "decision": "answered",
+        "slots": Overwrite({}),
+        "missing_slots": [],
+        "invalid_slots": {},
+        "slot_offers": {},
+        "pending_tool_calls": [],
+        "step_count": 1,
+        "messages": [AIMessage(content=sentence)],
+        "protocol": [answer],
+    }
 
 
 def _suggested(

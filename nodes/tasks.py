@@ -9,11 +9,14 @@ scenario is one new folder.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from graphlib import TopologicalSorter
 from typing import TYPE_CHECKING, Any, Protocol
+
+from nodes.text_match import normalize
 
 if TYPE_CHECKING:
     import sqlite3
@@ -62,6 +65,9 @@ class Offer:
     """Slot → the one record the message named ("我点的黄焖鸡" → that order's id)."""
     offered: dict[str, str] = field(default_factory=dict)
     """Slot → a sentence naming the records it may be, which the question adds."""
+    closing: str | None = None
+    """A sentence that answers the request instead of asking: the user has nothing it could
+    be about ("您目前没有待就诊的预约"). The task ends; asking which one would lead nowhere."""
 
 
 HINT_CHARS = 500
@@ -154,6 +160,21 @@ class TaskSpec:
 
 
 @dataclass(frozen=True)
+class Beyond:
+    """A request a scenario knows of but cannot carry out here: a person takes it over.
+
+    "帮我退掉这张机票" is about flights, but no tool refunds a ticket; read as the nearest
+    task, it started a booking and asked for a passenger's ID number. Said plainly, it is
+    handed to a person with a sentence that says why (wording ``beyond.<name>``).
+    """
+
+    name: str
+    """Names its sentence, ``beyond.<name>``, and the hand-off's ``request``."""
+    pattern: re.Pattern[str]
+    """How it is said; searched in the message as normalized (``nodes.text_match``)."""
+
+
+@dataclass(frozen=True)
 class Seed:
     """Demo schema and rows a scenario adds to the business database."""
 
@@ -191,6 +212,8 @@ class Scenario:
     """Sub-agents by node name; each becomes one node of the graph."""
     agent_cards: Mapping[str, tuple[ToolCard, ...]] = field(default_factory=dict)
     """Agent name → the tools only that agent has (its own registry)."""
+    beyond: tuple[Beyond, ...] = ()
+    """Requests about this scenario it cannot serve here, which a person takes over."""
     seed: Seed | None = None
     """Demo schema and rows."""
 
@@ -231,6 +254,15 @@ class ScenarioSet:
     def task(self, intent: str | None) -> TaskSpec | None:
         """Return the task of ``intent``, or ``None`` for an unknown one."""
         return self.tasks.get(intent or "")
+
+    def beyond(self, text: str) -> Beyond | None:
+        """Return the request ``text`` makes that no task here serves, if it makes one."""
+        lowered = normalize(text)
+        for scenario in self.scenarios:
+            for request in scenario.beyond:
+                if request.pattern.search(lowered):
+                    return request
+        return None
 
     def intents_for(self, allows: Callable[[str], bool]) -> list[str]:
         """Return the intents whose tool needs a permission ``allows`` grants, in order.
@@ -308,6 +340,7 @@ __all__ = [
     "LANGUAGES",
     "UNKNOWN",
     "AgentFactory",
+    "Beyond",
     "Cues",
     "Describer",
     "Scenario",

@@ -155,8 +155,8 @@ def suggest_appointment(
     chosen = named if len(named) == 1 else rows if len(rows) == 1 else []
     if chosen:  # the confirmation names it before anything is cancelled
         return Offer(filled={"appointment_id": chosen[0]["appointment_id"]})
-    if not rows:
-        return Offer(offered={"appointment_id": speaker.say("appointments_none")})
+    if not rows:  # nothing to cancel: say so, rather than ask which one
+        return Offer(closing=speaker.say("appointments_none_to_cancel"))
     return Offer(offered={"appointment_id": appointment_offer(named or rows, speaker)})
 
 

@@ -42,6 +42,13 @@ WORDING: Wording = {
         "zh": "您目前没有待就诊的预约。",
         "en": "You have no upcoming appointments.",
     },
+    "appointments_none_to_cancel": {
+        "zh": "您目前没有待就诊的预约，不需要取消。如果要挂号，告诉我科室就可以。",
+        "en": (
+            "You have no upcoming appointments, so there is nothing to cancel. To book one, "
+            "just tell me the department."
+        ),
+    },
     "appointments_unlisted": {
         "zh": "暂时查不到您的预约，请直接告诉我预约号。",
         "en": "I can't list your appointments right now; please tell me the number.",

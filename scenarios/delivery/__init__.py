@@ -62,6 +62,7 @@ SCENARIO = Scenario(
         "agent": frozenset({"order:read", "order:urge", "order:any", "notify:bulk"}),
     },
     cues={**understanding.CUES, **jobs.CUES},
+    beyond=understanding.BEYOND,
     topic_cues=understanding.TOPIC_CUES,
     support=understanding.support,
     extract=extract,

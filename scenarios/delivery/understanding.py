@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from datetime import date
 
-from nodes.tasks import Cues, SlotResult
+from nodes.tasks import Beyond, Cues, SlotResult
 from nodes.text_match import negated, normalize
 from tools.pii import looks_like_phone
 
@@ -366,3 +366,17 @@ def _valid_date(stamp: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+BEYOND = (
+    Beyond(
+        "address_change",
+        re.compile(
+            r"(?:改|修改|换|更改|变更)(?:一下|个)?[^，,。.!！?？]{0,6}?(?:收货|送货|配送)?地址"
+            r"|地址[^，,。.!！?？]{0,4}?(?:写错|填错|错了|改)"
+            r"|\b(?:change|update|correct|fix)\b[^,.!?]{0,20}?\baddress\b|\bwrong address\b"
+        ),
+    ),
+    Beyond("invoice", re.compile(r"发票|\b(?:invoice|receipt for tax|fapiao)\b")),
+)
+"""An order's address, an invoice: no tool here changes or issues them (a person does)."""

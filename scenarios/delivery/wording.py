@@ -9,6 +9,14 @@ from nodes.tasks import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
 WORDING: Wording = {
+    "beyond.address_change": {
+        "zh": "订单的收货地址暂时不能在这里修改，正在为您转接人工客服，请稍候。",
+        "en": "I can't change an order's address here; I'm passing you to a human agent, please hold on.",
+    },
+    "beyond.invoice": {
+        "zh": "发票暂时不能在这里开具，正在为您转接人工客服，请稍候。",
+        "en": "I can't issue an invoice here; I'm passing you to a human agent, please hold on.",
+    },
     "intent.CHECK_ORDER_STATUS": {"zh": "查询订单状态", "en": "check an order's status"},
     "intent.REQUEST_REFUND": {"zh": "申请退款", "en": "request a refund"},
     "intent.CANCEL_ORDER": {"zh": "取消订单", "en": "cancel an order"},

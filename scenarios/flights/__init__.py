@@ -27,6 +27,7 @@ SCENARIO = Scenario(
     cards=FLIGHT_TOOLS,
     grants={"customer": frozenset({"flight:book"})},
     cues=understanding.CUES,
+    beyond=understanding.BEYOND,
     extract=understanding.extract,
     support=understanding.support,
     wording=WORDING,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
-from nodes.tasks import Cues, SlotResult
+from nodes.tasks import Beyond, Cues, SlotResult
 from nodes.text_match import normalize
 from scenarios.dates import find_date, is_past
 from scenarios.gazetteer import city_pattern
@@ -121,3 +121,17 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
         else:
             slots["passenger_id"] = number.group(1).upper()
     return SlotResult(slots=slots, invalid=invalid)
+
+
+BEYOND = (
+    Beyond(
+        "flight_change",
+        re.compile(
+            r"退票|改签|退(?:掉|了)?[^，,。.!！?？]{0,6}?机票|取消[^，,。.!！?？]{0,6}?(?:机票|航班)"
+            r"|机票[^，,。.!！?？]{0,4}?(?:退|取消|改)|(?:改|换)(?:一下)?[^，,。.!！?？]{0,4}?航班"
+            r"|\b(?:cancel|refund|change|reschedule|rebook)\b[^,.!?]{0,20}?"
+            r"\b(?:flight|plane ticket|air ?ticket|ticket)s?\b"
+        ),
+    ),
+)
+"""Refunding, changing or cancelling a ticket: no tool here does it (a person does)."""

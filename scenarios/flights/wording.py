@@ -8,6 +8,13 @@ from nodes.tasks import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
 WORDING: Wording = {
+    "beyond.flight_change": {
+        "zh": "机票的退票、改签和取消暂时不能在这里办理，正在为您转接人工客服，请稍候。",
+        "en": (
+            "I can't refund, change or cancel a ticket here; I'm passing you to a human "
+            "agent, please hold on."
+        ),
+    },
     "intent.BOOK_FLIGHT": {"zh": "预订机票", "en": "book a flight"},
     "reason.check digit does not match": {"zh": "校验位不正确", "en": "wrong check digit"},
     "reason.sold_out": {"zh": "已售罄", "en": "sold out"},

@@ -24,6 +24,7 @@ SCENARIO = Scenario(
     agent_cards={AGENT: FINANCE_TOOLS},
     grants={"customer": frozenset({"finance:transfer", "finance:refund"})},
     cues=understanding.CUES,
+    beyond=understanding.BEYOND,
     support=understanding.support,
     extract=understanding.extract,
     wording=WORDING,

@@ -9,7 +9,7 @@ from typing import Any
 
 import cn2an
 
-from nodes.tasks import Cues, SlotResult
+from nodes.tasks import Beyond, Cues, SlotResult
 from tools.pii import bare_code, find_pin
 from tools.pii import normalize as normalize_digits
 
@@ -155,3 +155,17 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     if not slots and not invalid:
         slots = _bare_answer(text)
     return SlotResult(slots=slots, invalid=invalid)
+
+
+BEYOND = (
+    Beyond(
+        "transfer_reversal",
+        re.compile(
+            r"(?:撤回|撤销|退回|追回|取消)[^，,。.!！?？]{0,6}?(?:转账|那笔|这笔|汇款)"
+            r"|(?:转账|那笔|这笔|汇款)[^，,。.!！?？]{0,6}?(?:撤回|撤销|退回|追回)"
+            r"|转错(?:了|账|人)|\b(?:reverse|undo|recall|cancel|claw back)\b[^,.!?]{0,20}?"
+            r"\b(?:transfer|payment)s?\b|\bsent (?:it|money|the money) to the wrong\b"
+        ),
+    ),
+)
+"""Taking back a transfer already made: only a person may do that, after checking."""

@@ -8,6 +8,13 @@ from nodes.tasks import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
 WORDING: Wording = {
+    "beyond.transfer_reversal": {
+        "zh": "已经发起的转账不能在这里撤回，正在为您转接人工客服核实处理，请稍候。",
+        "en": (
+            "I can't take back a transfer here; I'm passing you to a human agent to check it, "
+            "please hold on."
+        ),
+    },
     "intent.TRANSFER_MONEY": {"zh": "转账", "en": "make a transfer"},
     "slot.to_account": {
         "zh": "收款账户（ACC-NNNN）",

@@ -292,5 +292,21 @@ def test_nobody_cancels_another_patients_appointment(app, db):
     assert booked_slots(db) == ["S-005"]
 
 
-def test_with_no_appointment_the_question_says_so(app):
-    assert "没有待就诊的预约" in say(app, "帮我取消预约")["messages"][-1].content
+def test_with_no_appointment_the_answer_says_so_and_the_task_ends(app):
+    out = say(app, "帮我取消预约")
+    assert "没有待就诊的预约，不需要取消" in out["messages"][-1].content
+    values = app.get_state(CONFIG).values
+    assert values["missing_slots"] == [] and values["pending_tool_calls"] == []
+    assert values["intent"] == "CANCEL_APPOINTMENT" and not app.get_state(CONFIG).next
+    # the next message starts afresh, not as the number of an appointment to cancel
+    assert "配送中" in say(app, "OD-20240618-001 到哪了")["messages"][-1].content
+
+
+def test_cancelling_in_english_names_the_appointment_or_the_booking(app, db):
+    book(app, ASK)
+    out = say(app, "I want to cancel my doctor's appointment", thread="t1")
+    assert "cancel_appointment" in out["__interrupt__"][0].value["question"]
+    out = say(app, "cancel my booking", thread="t2")
+    assert "cancel_appointment" in out["__interrupt__"][0].value["question"]
+    out = say(app, "cancel my booking", thread="bob", context=BOB)
+    assert "nothing to cancel" in out["messages"][-1].content

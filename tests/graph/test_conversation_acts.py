@@ -134,3 +134,32 @@ def test_without_a_follow_up_cue_a_bare_value_starts_nothing(app):
     assert state(app)["intent"] == "CHECK_ORDER_STATUS"
     out = say(app, "今天心情不错")
     assert "没太明白" in last(out)
+
+
+def test_a_request_no_task_serves_goes_to_a_person_with_the_reason(app, db):
+    cases = [
+        ("退掉我的机票", "退票", "flight_change"),
+        ("I need to change my flight", "ticket", "flight_change"),
+        ("帮我改一下收货地址", "收货地址", "address_change"),
+        ("我要开发票", "发票", "invoice"),
+        ("能帮我把刚才那笔转账撤回吗", "撤回", "transfer_reversal"),
+    ]
+    for number, (text, said, request) in enumerate(cases):
+        thread = f"beyond-{number}"
+        assert nodes_visited(app, text, thread=thread) == ["intent", "handoff"], text
+        values = app.get_state({"configurable": {"thread_id": thread}}).values
+        reply = str(values["messages"][-1].content)
+        assert said in reply and ("人工" in reply or "human" in reply), reply
+        handed = [p["handoff"] for p in values["protocol"] if p.get("handoff")]
+        assert handed == [{"to": "human", "reason": "not_served", "request": request}]
+        # read as the nearest task before: a booking that asked for an ID number
+        assert values.get("missing_slots") in (None, [])
+    assert db.query("SELECT * FROM flight_bookings") == []
+
+
+def test_a_request_beyond_us_while_a_confirmation_waits_is_read_as_its_answer(app):
+    say(app, "我要退款 OD-20240618-002")
+    assert app.get_state(CONFIG).interrupts
+    out = say(app, "我要开发票")  # not the pending refund's yes: that path decides
+    assert not any(p.get("handoff") for p in state(app)["protocol"][-2:])
+    assert out["messages"][-1].content

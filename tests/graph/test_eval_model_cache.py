@@ -102,7 +102,7 @@ def test_model_slice_covers_every_scenario_and_tag_and_is_fixed() -> None:
     for scenario in {case.scenario for case in cases}:
         langs = {case.lang for case in cases if case.scenario == scenario}
         assert langs == {case.lang for case in chosen if case.scenario == scenario}
-    assert 24 <= len(chosen) <= 32
+    assert 24 <= len(chosen) <= 34  # one per scenario, stratum and language: it grows with them
 
 
 def test_an_interrupted_evaluation_keeps_only_finished_trials() -> None:

@@ -104,6 +104,50 @@ def test_the_what_do_you_mean_question_offers_every_task(language):
         assert voice.label(intent) in question
 
 
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_question_offers_a_customer_only_what_a_customer_may_do(language):
+    offered = CATALOG.intents_for(lambda permission: PERMISSIONS.allows("customer", permission))
+    question = clarifying_question(
+        {"intent": "UNKNOWN", "decision": "clarify", "language": language},
+        CATALOG,
+        offered=offered,
+    )
+    voice = Voice(CATALOG, language)
+    assert "TRANSFER_MONEY" in offered and "EXPORT_SALES" not in offered
+    for intent in CATALOG.intents:
+        assert (voice.label(intent) in question) == (intent in offered), intent
+
+
+def test_every_request_beyond_a_scenario_is_worded_in_both_languages(scenario):
+    for request in scenario.beyond:
+        sentence = scenario.wording.get(f"beyond.{request.name}") or {}
+        assert all(sentence.get(lang) for lang in LANGUAGES), request.name
+
+
+SERVED = (
+    "OD-20240618-001 到哪了",
+    "我要退款 OD-20240618-002",
+    "帮我取消订单 OD-20240618-001",
+    "订一张明天北京到上海的机票",
+    "book a flight from Beijing to Shanghai tomorrow",
+    "给 ACC-2002 转 50 元",
+    "transfer 50 yuan to ACC-2002",
+    "帮我预约6月20号的皮肤科",
+    "取消内科的预约",
+    "北京明天天气怎么样",
+    "上个月销售额多少",
+    "帮我催一下单",
+    "我的订单送到哪个地址了",
+    "这张机票多少钱",
+)
+"""Requests a task serves: none of them is beyond any scenario."""
+
+
+@pytest.mark.parametrize("text", SERVED)
+def test_a_served_request_is_never_read_as_beyond_us(text):
+    assert CATALOG.beyond(text) is None
+
+
 GENERIC_DIRS = ("nodes", "tools")
 GENERIC_KEYS = {"question"}
 """Keys the generic nodes own that a scenario's slot happens to share: the confirmation

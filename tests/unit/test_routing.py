@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from langgraph.graph import END
 
 from nodes.routing import (
     MAX_TASK_STEPS,
@@ -56,6 +57,7 @@ def test_route_after_reflect(state, expected):
         ({"missing_slots": ["order_id"], "pending_tool_calls": []}, "clarify"),
         ({"missing_slots": [], "pending_tool_calls": []}, "clarify"),
         ({"missing_slots": [], "pending_tool_calls": [{"name": "x"}]}, "propose"),
+        ({"missing_slots": [], "pending_tool_calls": [], "decision": "answered"}, END),
     ],
 )
 def test_route_after_slots(state, expected):
