@@ -6,7 +6,7 @@ from nodes.tasks import Scenario, TaskSpec
 from scenarios.transfer import understanding
 from scenarios.transfer.agent import AGENT, TRANSFER_TOOL, make_finance_node
 from scenarios.transfer.seed import SEED
-from scenarios.transfer.tools import FINANCE_TOOLS
+from scenarios.transfer.tools import BALANCE_TOOLS, FINANCE_TOOLS
 from scenarios.transfer.wording import DESCRIBE, WORDING
 
 SCENARIO = Scenario(
@@ -19,10 +19,16 @@ SCENARIO = Scenario(
             sensitive_slots=("pin",),
             agent=AGENT,
         ),
+        TaskSpec(
+            intent="QUERY_BALANCE",
+            tool="query_my_balance",
+            required_slots=(),
+            handoff_on_failure=False,
+        ),
     ),
-    cards=(),
+    cards=BALANCE_TOOLS,
     agent_cards={AGENT: FINANCE_TOOLS},
-    grants={"customer": frozenset({"finance:transfer", "finance:refund"})},
+    grants={"customer": frozenset({"finance:transfer", "finance:refund", "finance:read"})},
     cues=understanding.CUES,
     beyond=understanding.BEYOND,
     support=understanding.support,

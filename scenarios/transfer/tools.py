@@ -311,6 +311,56 @@ def approve_large_refund(args: LargeRefund, ctx: ToolContext) -> dict[str, Any]:
         )
 
 
+class NoArguments(BaseModel):
+    """A tool that needs nothing but the trusted caller."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class AccountBalance(BaseModel):
+    """One of the caller's accounts and what it holds."""
+
+    account_id: str
+    balance_cents: int
+
+
+class Balances(BaseModel):
+    """What ``query_my_balance`` answers."""
+
+    accounts: list[AccountBalance]
+
+
+def query_my_balance(args: NoArguments, ctx: ToolContext) -> dict[str, Any]:
+    """List the caller's own accounts and balances: whose they are comes from the identity.
+
+    No PIN is asked: the caller is authenticated, and reading one's own balance moves
+    nothing. There is no account argument, so nobody can name another's account.
+    """
+    rows = ctx.database().query(
+        "SELECT account_id, balance_cents FROM accounts WHERE user_id = ? ORDER BY account_id",
+        (ctx.user_id,),
+    )
+    return {"accounts": [dict(row) for row in rows]}
+
+
+BALANCE_TOOLS = (
+    ToolCard(
+        name="query_my_balance",
+        description="Show the caller's own accounts and their balances.",
+        when_to_use="The user asks how much money is in their account.",
+        when_not_to_use="Moving money (that is a transfer, with its own balance check).",
+        parameters=NoArguments,
+        returns="accounts: account_id, balance_cents.",
+        handler=query_my_balance,
+        result_model=Balances,
+        idempotent=True,
+        permission="finance:read",
+        domain="finance",
+        timeout_s=3.0,
+    ),
+)
+
+
 FINANCE_TOOLS = (
     ToolCard(
         name="approve_large_refund",

@@ -38,6 +38,18 @@ CUES: dict[str, Cues] = {
         ("another account", 0.6),
         ("pay ", 0.4),
     ),
+    "QUERY_BALANCE": (
+        ("余额", 1.6),
+        ("还有多少钱", 1.2),
+        ("还剩多少钱", 1.2),
+        ("有多少钱", 1.0),
+        ("账户里", 0.6),
+        ("卡里", 0.6),
+        ("balance", 1.2),
+        ("how much money", 1.2),
+        ("how much do i have", 1.0),
+        ("in my account", 0.6),
+    ),
 }
 ACCOUNT_SUPPORT = 0.5
 """An account number (ACC-NNNN) supports a transfer."""

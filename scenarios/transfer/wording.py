@@ -16,6 +16,21 @@ WORDING: Wording = {
         ),
     },
     "intent.TRANSFER_MONEY": {"zh": "转账", "en": "make a transfer"},
+    "intent.QUERY_BALANCE": {"zh": "查询余额", "en": "check your balance"},
+    "balance_one": {
+        "zh": "您的账户 {account_id} 当前余额 {amount} 元。",
+        "en": "Your account {account_id} holds {amount} yuan.",
+    },
+    "balance_many": {"zh": "您的账户余额：{accounts}。", "en": "Your balances: {accounts}."},
+    "balance_item": {"zh": "{account_id} {amount} 元", "en": "{account_id} {amount} yuan"},
+    "balance_none": {
+        "zh": "您名下还没有账户。",
+        "en": "There is no account in your name.",
+    },
+    "balance_failed": {
+        "zh": "余额暂时查不到，请稍后再试。",
+        "en": "I can't look your balance up right now; please try again shortly.",
+    },
     "slot.to_account": {
         "zh": "收款账户（ACC-NNNN）",
         "en": "payee account (ACC-NNNN)",
@@ -120,10 +135,30 @@ def describe_large_refund(result: ToolResult, state: AgentState, speaker: Speake
     return speaker.say(name, amount=f"{data['amount_cents'] / 100:,.2f}", **data)
 
 
+def describe_balance(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
+    """Say what each of the caller's accounts holds."""
+    if result.get("status") != "success":
+        return speaker.say("balance_failed")
+    accounts = (result.get("data") or {}).get("accounts") or []
+    if not accounts:
+        return speaker.say("balance_none")
+    shown = [
+        {"account_id": row["account_id"], "amount": f"{row['balance_cents'] / 100:,.2f}"}
+        for row in accounts
+    ]
+    if len(shown) == 1:
+        return speaker.say("balance_one", **shown[0])
+    items = ("、" if speaker.language == "zh" else "; ").join(
+        speaker.say("balance_item", **row) for row in shown
+    )
+    return speaker.say("balance_many", accounts=items)
+
+
 DESCRIBE: dict[str, Describer] = {
     **dict.fromkeys(
         ("verify_identity", "check_balance", "assess_transfer_risk", "execute_transfer"),
         describe_transfer,
     ),
     "approve_large_refund": describe_large_refund,
+    "query_my_balance": describe_balance,
 }

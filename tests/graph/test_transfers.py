@@ -13,7 +13,8 @@ from langgraph.types import Command
 
 from graph import time_travel
 from scenarios.transfer.tools import FinanceBackends
-from tests.conftest import ALICE, say
+from state import Context
+from tests.conftest import ALICE, BOB, say
 from tests.helpers import default_registry, finance_registry
 
 pytestmark = pytest.mark.integration
@@ -222,3 +223,22 @@ def test_a_small_refund_stays_with_customer_service(make_app, db):
     out = app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
     assert steps(out) == [("request_refund", "success")]
     assert db.query("SELECT status FROM refunds") == [{"status": "submitted"}]
+
+
+def test_the_balance_is_the_callers_own_with_no_pin_asked(app, db):
+    out = say(app, "我的余额还有多少")
+    assert out["messages"][-1].content == "您的账户 ACC-1001 当前余额 5,000.00 元。"
+    out = say(app, "what's my balance", thread="bob", context=BOB)
+    assert out["messages"][-1].content == "Your account ACC-2001 holds 2,000.00 yuan."
+    # naming another's account changes nothing: the tool takes no account at all
+    out = say(app, "ACC-3001 的余额是多少", thread="t3")
+    assert (
+        "ACC-1001" in out["messages"][-1].content and "ACC-3001" not in out["messages"][-1].content
+    )
+    assert balances(db)["ACC-1001"] == 500_000  # read, never moved
+
+
+def test_a_caller_with_no_account_is_told_so(app):
+    carol = Context(user_id="u_10003", user_role="customer")
+    out = say(app, "查一下余额", thread="carol", context=carol)
+    assert out["messages"][-1].content == "您名下还没有账户。"

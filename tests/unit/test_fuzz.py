@@ -181,8 +181,9 @@ def _no_unchecked_values(value: Any) -> bool:
 
 def _call_strategy(name: str) -> st.SearchStrategy[dict[str, Any]]:
     fields = list(MODELS[name].model_fields)
+    keys = st.sampled_from(fields) | st.text(max_size=6) if fields else st.text(max_size=6)
     arguments = st.dictionaries(
-        st.sampled_from(fields) | st.text(max_size=6),
+        keys,
         odd_values | secretish,
         max_size=len(fields) + 2,
     )

@@ -106,6 +106,7 @@ def test_model_view_is_openai_format_without_engineering_fields():
         "send_bulk_notification",
         "export_sales_report",
         "query_job_status",
+        "query_my_balance",
     }
     text = json.dumps(views)
     for secret in ("idempotent", "permission", "handler", "risk", "timeout", "order:refund"):
