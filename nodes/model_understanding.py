@@ -604,10 +604,14 @@ class ModelUnderstanding:
         }
         base = {**flags, **rules.slots}
         if option is None:
-            return ModelSlotResult(slots=base, invalid=dict(rules.invalid), source="rules")
+            return ModelSlotResult(
+                slots=base, invalid=dict(rules.invalid), either=rules.either, source="rules"
+            )
         missing = [n for n in option.slots if n not in rules.slots and n not in rules.invalid]
         if not missing:
-            return ModelSlotResult(slots=base, invalid=dict(rules.invalid), source="rules")
+            return ModelSlotResult(
+                slots=base, invalid=dict(rules.invalid), either=rules.either, source="rules"
+            )
         runnable = self._slot_runnables.get(intent)
         if runnable is None:
             runnable = self._slot_runnables[intent] = self._structured(self._slot_schema(option))
@@ -620,7 +624,11 @@ class ModelUnderstanding:
             parsed, _ = self._invoke(runnable, [("system", system), ("user", text)], "slots")
         except ModelFailure as failure:
             return ModelSlotResult(
-                slots=base, invalid=dict(rules.invalid), source="rules", error=str(failure)
+                slots=base,
+                invalid=dict(rules.invalid),
+                either=rules.either,
+                source="rules",
+                error=str(failure),
             )
         slots, refused = dict(base), {}
         for name in missing:
@@ -631,7 +639,9 @@ class ModelUnderstanding:
                 slots[name] = value
             else:
                 refused[name] = str(value)
-        return ModelSlotResult(slots=slots, invalid=dict(rules.invalid), refused=refused)
+        return ModelSlotResult(
+            slots=slots, invalid=dict(rules.invalid), either=rules.either, refused=refused
+        )
 
 
 def _fields(result: IntentResult) -> dict[str, Any]:

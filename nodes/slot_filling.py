@@ -21,7 +21,7 @@ from nodes.model_planner import ModelPlan, evidence_names, plan_with_model, scen
 from nodes.plan_cache import cached_calls
 from nodes.prompts import Voice
 from nodes.services import Services
-from nodes.tasks import HINT_CHARS, Offer, TaskSpec
+from nodes.tasks import HINT_CHARS, Offer, SlotResult, TaskSpec
 from state import AgentState, Context, Overwrite, ToolCall, ToolResult
 from tools.intake import revealed
 from tools.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
@@ -43,8 +43,9 @@ def make_slot_filling_node(services: Services) -> Node:
             message_text(latest_user_message(state)), context.user_id, services.database
         )
         found = services.understand_for(context.model).extract_slots(text, task.intent)
-        new_slots = vault_sensitive(task, found.slots, services, context.user_id)
-        slots = {**(state.get("slots") or {}), **new_slots}
+        known = state.get("slots") or {}
+        new_slots = vault_sensitive(task, _read(found, known), services, context.user_id)
+        slots = {**known, **new_slots}
         calls, missing = plan_tool_calls(task, slots, state.get("task_id", ""))
         offer = _suggested(services, state, runtime, task, missing, found.invalid, text)
         if offer.closing is not None:
@@ -115,6 +116,14 @@ def make_slot_filling_node(services: Services) -> Node:
         }
 
     return slot_filling
+
+
+def _read(found: SlotResult, known: dict[str, Any]) -> dict[str, Any]:
+    """Return the message's slots, an ambiguous answer read as the question still open."""
+    if not found.either:
+        return dict(found.slots)
+    reading = next((r for r in found.either if not r.keys() & known.keys()), found.either[0])
+    return {**reading, **found.slots}
 
 
 def _closed(state: AgentState, runtime: Runtime[Context], sentence: str) -> dict[str, Any]:

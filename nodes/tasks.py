@@ -55,6 +55,10 @@ class SlotResult:
     """Valid values by slot name."""
     invalid: dict[str, str] = field(default_factory=dict)
     """Slot name → ``"<value>: <reason>"`` for a value the user gave that is not usable."""
+    either: tuple[dict[str, Any], ...] = ()
+    """Readings of a message that could answer more than one question ("100000": a PIN or an
+    amount), the likelier first. Slot filling takes the first that fills only slots still
+    missing, else the first: an answer never overwrites what the user already said."""
 
 
 @dataclass(frozen=True)

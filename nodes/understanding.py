@@ -129,8 +129,13 @@ class RuleBasedUnderstanding:
         """
         language = detect_language(text)
         if self.scenarios.task(pending_intent) is not None and pending_intent and missing_slots:
-            slots = self.extract_slots(text, pending_intent)
-            if any(name in slots.slots or name in slots.invalid for name in missing_slots):
+            found = self.extract_slots(text, pending_intent)
+            named = {
+                *found.slots,
+                *found.invalid,
+                *(k for reading in found.either for k in reading),
+            }
+            if named & set(missing_slots):
                 return IntentResult(
                     intent=pending_intent,
                     confidence=0.9,

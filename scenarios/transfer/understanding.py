@@ -100,21 +100,21 @@ _BARE_ANSWER = re.compile(
 """A message that is only a number: the answer to the question for the amount or the PIN."""
 
 
-def _bare_answer(text: str) -> dict[str, Any]:
-    """Read a message that is only a number: six digits are the PIN, anything else the amount.
+def _bare_answer(text: str) -> SlotResult:
+    """Read a message that is only a number: six digits the PIN or the amount, else the amount.
 
-    The question lists both ("转账金额、6 位支付密码"); the amount is confirmed before anything
-    moves, and a wrong PIN is refused by the verification, so neither reading is a guess
-    that acts.
+    The question lists both ("转账金额、6 位支付密码"). Six digits are read as the PIN unless
+    the PIN is already known, and then as the amount ("100000" answering "转多少？"; slot
+    filling picks, ``SlotResult.either``). The amount is confirmed before anything moves, and
+    a wrong PIN is refused by the verification, so neither reading is a guess that acts.
     """
+    bare = _BARE_ANSWER.fullmatch(normalize_digits(text))
+    cents = _numeral_cents(bare.group(1)) if bare is not None else None
+    amount = {} if cents is None else {"amount_cents": cents}
     code = bare_code(text)  # six digits alone: what intake vaulted as a secret
     if code is not None:
-        return {"pin": code}
-    bare = _BARE_ANSWER.fullmatch(normalize_digits(text))
-    if bare is None:
-        return {}
-    cents = _numeral_cents(bare.group(1))
-    return {} if cents is None else {"amount_cents": cents}
+        return SlotResult(either=({"pin": code}, amount) if amount else ({"pin": code},))
+    return SlotResult(slots=amount)
 
 
 def _amount_cents(text: str) -> int | None:
@@ -165,7 +165,7 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     if pin:
         slots["pin"] = pin
     if not slots and not invalid:
-        slots = _bare_answer(text)
+        return _bare_answer(text)
     return SlotResult(slots=slots, invalid=invalid)
 
 

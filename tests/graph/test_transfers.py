@@ -242,3 +242,19 @@ def test_a_caller_with_no_account_is_told_so(app):
     carol = Context(user_id="u_10003", user_role="customer")
     out = say(app, "查一下余额", thread="carol", context=carol)
     assert out["messages"][-1].content == "您名下还没有账户。"
+
+
+def test_six_digits_answering_the_amount_are_the_amount_not_a_new_pin(app, db):
+    say(app, "给ACC-2001转账，密码123456")
+    out = say(app, "100000")  # asked only for the amount: 100,000 yuan, the PIN kept
+    # the PIN still verified, so the chain reached the balance check
+    assert "余额不足" in out["messages"][-1].content
+    assert balances(db)["ACC-1001"] == 500_000
+
+
+def test_six_digits_answering_both_questions_are_the_pin(app):
+    say(app, "给ACC-2001转账")
+    out = say(app, "123456")
+    assert out["messages"][-1].content.endswith("还需要：转账金额。")
+    out = say(app, "200")
+    assert "确认" in str(out["__interrupt__"][0].value)
