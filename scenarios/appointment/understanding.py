@@ -118,13 +118,13 @@ _CANCEL = re.compile(
     r"(?:取消|退掉?|不要)(?:了|掉)?.{0,8}?(?:预约|挂号|的号|这个号)"
     r"|(?:预约|挂号|号|科)(?:的)?.{0,2}?取消"
     r"|\b(?:cancel|call off|drop)\b[^,.!?]{0,30}?"
-    r"\b(?:appointments?|bookings?|reservations?|visit)\b"
-    r"|\b(?:appointment|booking|reservation)\b[^,.!?]{0,12}?\bcancel"
+    r"\b(?:ap+oi?nt?ments?|appts?|bookings?|reservations?|visit)\b"
+    r"|\b(?:ap+oi?nt?ment|appt|booking|reservation)\b[^,.!?]{0,12}?\bcancel"
 )
 """取消 with the appointment it names, words between, either way round ("取消内科的预约",
 "退掉明天的号", "把明天的皮肤科取消掉", "cancel my doctor's appointment tomorrow", "cancel my
-booking": the clinic's are the only bookings this agent cancels; a flight's goes to a person,
-``scenarios.flights``)."""
+booking", misspelt "apointment" or cut to "appt": the clinic's are the only bookings this agent
+cancels; a flight's goes to a person, ``scenarios.flights``)."""
 CANCEL_SUPPORT = 2.0
 """As strong as 取消预约 itself: a department named in it is the one to cancel, not to book."""
 

@@ -310,3 +310,6 @@ def test_cancelling_in_english_names_the_appointment_or_the_booking(app, db):
     assert "cancel_appointment" in out["__interrupt__"][0].value["question"]
     out = say(app, "cancel my booking", thread="bob", context=BOB)
     assert "nothing to cancel" in out["messages"][-1].content
+    for number, typed in enumerate(("i wanna cancel my apointment", "cancel my appt")):
+        out = say(app, typed, thread=f"typo-{number}", context=BOB)
+        assert "nothing to cancel" in out["messages"][-1].content, typed

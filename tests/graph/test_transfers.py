@@ -226,8 +226,9 @@ def test_a_small_refund_stays_with_customer_service(make_app, db):
 
 
 def test_the_balance_is_the_callers_own_with_no_pin_asked(app, db):
-    out = say(app, "我的余额还有多少")
-    assert out["messages"][-1].content == "您的账户 ACC-1001 当前余额 5,000.00 元。"
+    for number, asked in enumerate(("我的余额还有多少", "我卡上还剩几个钱")):
+        out = say(app, asked, thread=f"zh-{number}")
+        assert out["messages"][-1].content == "您的账户 ACC-1001 当前余额 5,000.00 元。"
     out = say(app, "what's my balance", thread="bob", context=BOB)
     assert out["messages"][-1].content == "Your account ACC-2001 holds 2,000.00 yuan."
     # naming another's account changes nothing: the tool takes no account at all
