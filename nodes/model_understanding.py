@@ -322,9 +322,7 @@ def options_from_scenarios(catalog: ScenarioSet) -> list[IntentOption]:
     slots described by the task tool's pydantic parameter model, and the flags its on-request
     slots (described by the on-request tool, whose ``channel`` default is the flag's value).
     """
-    cards = {card.name: card for card in catalog.cards()}
-    for agent_cards in catalog.agent_cards.values():
-        cards.update({card.name: card for card in agent_cards})
+    cards = catalog.cards_by_name()
     options: list[IntentOption] = []
     for intent, task in catalog.tasks.items():
         card = cards.get(task.tool)

@@ -275,9 +275,7 @@ class ScenarioSet:
         tasks (bulk notices, sales figures) to a customer promises what the executor will
         refuse. A task whose tool has no card here is listed: nothing says it is closed.
         """
-        cards = {card.name: card for card in self.cards()}
-        for agent_cards in self.agent_cards.values():
-            cards.update({card.name: card for card in agent_cards})
+        cards = self.cards_by_name()
         return [
             intent
             for intent, task in self.tasks.items()
@@ -287,6 +285,13 @@ class ScenarioSet:
     def cards(self) -> list[ToolCard]:
         """Return the main agent's tool cards."""
         return [card for scenario in self.scenarios for card in scenario.cards]
+
+    def cards_by_name(self) -> dict[str, ToolCard]:
+        """Return every tool card by name: the main agent's and each sub-agent's."""
+        cards = {card.name: card for card in self.cards()}
+        for agent_cards in self.agent_cards.values():
+            cards.update({card.name: card for card in agent_cards})
+        return cards
 
     def grants(self) -> dict[str, set[str]]:
         """Return role → permissions, merged over the scenarios."""
