@@ -16,6 +16,7 @@ from typing import (
     Annotated,
     Any,
     Literal,
+    NotRequired,
     Protocol,
     TypedDict,
     get_args,
@@ -53,6 +54,7 @@ from tools.limits import (
     json_safe,
 )
 from tools.pii import mask_pii
+from understanding.commands import CommandRecord
 
 MAX_PROTOCOL_BYTES = 5 * 1024
 """The design's ceiling for one protocol message, measured as UTF-8 JSON."""
@@ -513,9 +515,12 @@ def add_steps(left: int | None, right: int | None) -> int:
     return (left or 0) + (right or 0)
 
 
-NextStep = Literal["continue", "clarify", "retry", "handoff", "revise", "confirm", "answered"]
+NextStep = Literal[
+    "continue", "clarify", "retry", "handoff", "confirm", "answered", "reread", "next"
+]
 """What the graph does next; routers read it (``confirm``: on to the pending action;
-``answered``: the turn is already answered)."""
+``answered``: the turn is already answered; ``reread``: a typed answer to a pause was not a
+yes or a no, so understanding reads it as a message; ``next``: on to the next queued task)."""
 
 
 class ToolCall(TypedDict):
@@ -527,6 +532,8 @@ class ToolCall(TypedDict):
     """The tool's name in the registry."""
     parameters: dict[str, Any]
     """Arguments as JSON; never trusted until validated."""
+    task_id: NotRequired[str]
+    """The task the call serves, when the step runs more than one (``TaskFrame`` batched)."""
 
 
 class ToolResult(TypedDict, total=False):
@@ -557,6 +564,9 @@ class ToolResult(TypedDict, total=False):
     """Wall time of the call."""
     flags: list[str]
     """Warnings such as instruction-like text in the tool's output."""
+    task_id: str
+    """The task the call served, when one step served several (independent reads of one
+    message); absent for the active task's own calls."""
 
 
 class PendingConfirmation(TypedDict):
@@ -570,17 +580,33 @@ class PendingConfirmation(TypedDict):
     """What was asked, as shown in the conversation."""
 
 
-class SuspendedTask(TypedDict):
-    """An unfinished task set aside when the user changed topic."""
+class TaskFrame(TypedDict):
+    """A task on the stack that is not the active one: queued, run alongside, or set aside."""
 
     intent: str
     """Its intent."""
     task_id: str
     """Its task id, kept so its slots and idempotency keys stay its own."""
     slots: dict[str, Any]
-    """The slots gathered so far."""
-    missing_slots: list[str]
-    """What it was still waiting for."""
+    """The slots gathered so far (vaulted values as tokens)."""
+    status: Literal["queued", "batched", "suspended"]
+    """``queued``: a message started it and it waits its turn; ``batched``: it runs in the
+    active task's step (an independent read of the same message); ``suspended``: set aside
+    when the user changed topic, resumed when asked for again."""
+    after: NotRequired[str | None]
+    """The task id of the task it waits for ("订好了通知我"); it is dropped if that fails."""
+    missing_slots: NotRequired[list[str]]
+    """What it was still waiting for, when set aside."""
+    confidence: NotRequired[float]
+    """How sure understanding was of it."""
+
+
+class SlotChange(TypedDict):
+    """A slot the user changed, as the next question states it ("金额改为 50 元")."""
+
+    slot: str
+    value: Any
+    """The new value as a person may see it (a vaulted value masked)."""
 
 
 class JobUpdate(TypedDict, total=False):
@@ -644,8 +670,13 @@ class AgentState(TypedDict, total=False):
     """What to do next: continue, ask, retry the tool, hand over, or revise a confirmed call."""
     error: ToolResult | None
     """The last failure envelope, for routing and audit; never shown to the user."""
-    suspended_tasks: list[SuspendedTask]
-    """Unfinished tasks set aside when the user changed topic: intent, task id, slots."""
+    task_stack: list[TaskFrame]
+    """The other tasks of the conversation: queued from one message (run in order after the
+    active one), batched with it in this step, or set aside when the user changed topic."""
+    commands: list[CommandRecord]
+    """What understanding made of the latest message (``understanding.commands``)."""
+    corrected: list[SlotChange]
+    """Slots the latest message changed; the next question says so, then it is cleared."""
     awaiting: PendingConfirmation | None
     """Set before a node that may pause for a confirmation; cleared when that node is done."""
     answer: Any
@@ -808,7 +839,8 @@ __all__ = [
     "ProtocolMessageTooLarge",
     "ProtocolToolCall",
     "Role",
-    "SuspendedTask",
+    "SlotChange",
+    "TaskFrame",
     "ToolCall",
     "ToolResult",
     "ValidatedProtocol",

@@ -33,9 +33,11 @@ from nodes.reply import make_reply_node
 from nodes.routing import (
     Bound,
     Through,
+    route_after_agent,
     route_after_intent,
     route_after_propose,
     route_after_reflect,
+    route_after_reply,
     route_after_slots_skipping_idle,
     route_after_tool,
     route_start,
@@ -121,7 +123,7 @@ def make_builder(
     builder.add_node("job_update", make_job_update_node(services))
     for agent, factory in catalog.agents.items():
         builder.add_node(agent, factory(services))
-        builder.add_edge(agent, "reply")
+        builder.add_conditional_edges(agent, route_after_agent, ["reply", "intent"])
 
     builder.add_conditional_edges(START, route_start, ["job_update", "intent"])
     builder.add_conditional_edges(
@@ -143,11 +145,12 @@ def make_builder(
     )
     builder.add_conditional_edges(
         "tool",
-        Through(after_tool, "reply", None) if reply_too else after_tool,
-        ["reply", "reflect_refine", "handoff", "propose", *agents] + ([END] if reply_too else []),
+        Through(after_tool, "reply", route_after_reply) if reply_too else after_tool,
+        ["reply", "reflect_refine", "handoff", "intent", *agents]
+        + ([END, "slot_filling"] if reply_too else []),
     )
     builder.add_edge("clarify", END)
-    builder.add_edge("reply", END)
+    builder.add_conditional_edges("reply", route_after_reply, ["slot_filling", END])
     builder.add_edge("handoff", END)
     builder.add_edge("job_update", END)
     return builder

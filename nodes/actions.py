@@ -36,12 +36,11 @@ class Outcome:
     """The answer per reviewed call (keyed by the prepared call's identity)."""
     answer: Any = None
     """The raw resume value, for a caller that reads more into it (a correction)."""
-    revision: dict[str, Any] | None = None
-    """A state update from ``revise``: nothing ran, the caller returns it instead."""
+    reread: str | None = None
+    """The person answered in words that are neither a yes nor a no ("不对，改成50"): nothing
+    ran, and understanding must read them as a message (a correction, a new request)."""
 
 
-Revise = Callable[[Any, list[Decision] | None], dict[str, Any] | None]
-"""Reads an answer that was not a yes as something else (a correction); ``None``: it is not."""
 BeforeEffects = Callable[[Decision | None], list[ToolResult] | None]
 """Runs after an approval and before the confirmed calls; a failed result stops them."""
 
@@ -54,7 +53,7 @@ def confirm_then_run(
     language: str,
     display: dict[str, str] | None = None,
     question: str | None = None,
-    revise: Revise | None = None,
+    preface: str | None = None,
     before_effects: BeforeEffects | None = None,
     provides: Collection[str] = (),
     answer: Any = None,
@@ -68,7 +67,7 @@ def confirm_then_run(
         language: The user's language, for the question.
         display: Stored value → what a person should see (a vault token → its masked form).
         question: A scenario's own wording of the question, replacing the generic one.
-        revise: Reads the answer as a correction before anything runs.
+        preface: A sentence put before the question (what the user just changed).
         before_effects: Runs once the answer is known, before the confirmed calls (a hold
             before a booking); any failed result it returns stops the run. A declined call
             is passed to the executor all the same, which records and refuses it.
@@ -89,15 +88,16 @@ def confirm_then_run(
         request = dict(confirmation_request(waiting, language, display=display))
         if question is not None:
             request["question"] = question
+        if preface:
+            request["question"] = f"{preface}\n{request['question']}"
         outcome.answer = answer if answer is not None else interrupt(request)
         decisions = read_decisions(outcome.answer, len(waiting), request=request)
-        while True:
-            if revise is not None and (decisions is None or decisions[0].kind == "reject"):
-                outcome.revision = revise(outcome.answer, decisions)
-                if outcome.revision is not None:
-                    return outcome
-            if decisions is not None:
-                break
+        while decisions is None:
+            if isinstance(outcome.answer, str) and outcome.answer.strip():
+                # words, not a decision: a correction or a new request is understanding's
+                # to read; nothing runs on the values the user may just have changed
+                outcome.reread = outcome.answer
+                return outcome
             # An answer that is neither a yes nor a no changes nothing: ask again.
             again = render("confirm_again", language)
             outcome.answer = interrupt({**request, "question": f"{again}\n{request['question']}"})

@@ -30,6 +30,7 @@ from nodes.prompts import GENERIC
 from tools.executor import Decision, PreparedCall
 from tools.pii import mask_pii
 from tools.vault import TOKEN_PREFIX
+from understanding.yesno import read_answer
 
 HITLDecisionType = Literal["approve", "edit", "reject", "respond"]
 
@@ -78,21 +79,6 @@ class ConfirmationRequest(HITLRequest):
 SECRET_SHOWN = "******"
 """What a reviewer sees in place of a PIN or a vault token with no display form."""
 _SECRET_NAME = re.compile(r"(^|_)(pin|password|passcode|passwd|cvv|otp)($|_)", re.IGNORECASE)
-
-_QUESTION = re.compile(r"[吗?？]|是不是|是否|好不好|可不可以|能不能|行不行")
-_APPROVE = re.compile(
-    # Strong words approve whatever follows ("确认退款"); short ones only as a whole word,
-    # so that "对了，…" (by the way), "行李…" (luggage) or "yesterday" are not approvals.
-    r"^\s*(?:确认|确定|同意|继续|approve|confirm|go ahead"
-    r"|(?:是的?|好的?|好吧|行|可以|没问题|对的?|嗯|yes|yep|yeah|y|ok|okay|sure)"
-    r"(?=$|[\s,，。.!！~～、;；]|吧|啊|呀))",
-    re.IGNORECASE,
-)
-_REJECT = re.compile(
-    r"(不要|不用|不确认|不同意|不行|取消|算了|(?<!特)别|拒绝|放弃"
-    r"|\b(?:no|nope|cancel|reject|don'?t|stop)\b)",
-    re.IGNORECASE,
-)
 
 
 def render(key: str, language: str, **values: Any) -> str:
@@ -258,13 +244,8 @@ def read_decision(answer: Any) -> Decision:
 
 def _read_words(text: str) -> Decision | None:
     """Read the user's own words; a question or anything unclear is ``None``."""
-    if not text.strip() or _QUESTION.search(text):
-        return None
-    if _REJECT.search(text):
-        return Decision("reject")
-    if _APPROVE.search(text):
-        return Decision("approve")
-    return None
+    answer = read_answer(text)
+    return None if answer is None else Decision(answer)
 
 
 def _read_project_decision(answer: Mapping[str, Any]) -> Decision | None:

@@ -1,15 +1,21 @@
-"""Intent recognition: what does the user want, and how sure are we?"""
+"""Intent: read the latest message as commands and apply them to the task stack.
+
+Understanding (``understanding``: the rules, a model, or both) says what the message does;
+the engine (``understanding.engine``) decides what that means for the tasks; this node writes
+the result into the state and the protocol. The turn then goes on as the routers say: a
+clear task to slot filling, an unsure one (confidence below 0.6) to reflect-refine, an
+answer to a pending confirmation to the node that asked, a courtesy answered here, a request
+for a person to the hand-off.
+"""
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from nodes.acts import EVIDENCE_PREFIX, HANDED_OVER, ReadAct, is_follow_up, read_act
+from nodes.acts import EVIDENCE_PREFIX
 from nodes.common import (
     Node,
     context_of,
@@ -20,47 +26,30 @@ from nodes.common import (
     protocol_message,
     session_id,
 )
-from nodes.confirmation import read_decisions
+from nodes.pending import closed_calls, set_aside_messages
 from nodes.prompts import Voice
 from nodes.services import Services
-from nodes.slot_filling import MASKED_SUFFIX
+from nodes.slot_filling import vault_sensitive
 from nodes.tasks import UNKNOWN
-from nodes.understanding import IntentResult, detect_language
-from state import AgentState, Context, Overwrite, PendingConfirmation, SuspendedTask
+from nodes.understanding import detect_language
+from state import AgentState, Context, Overwrite, TaskFrame
 from tools.intake import intake_findings, mask_user_codes, revealed, tokenize_text
 from tools.limits import too_long, too_long_reply
 from tools.vault import IdentityVault
+from understanding.commands import Reading, records
+from understanding.engine import Active, Plan, plan
+from understanding.view import view_of
 
-MAX_SUSPENDED = 3
 _DECISION_RECORD = ("intent", "confidence", "intent_evidence", "decision")
 """What the trace's intent record and ``reach demo`` read from every intent update."""
-_RESUME = re.compile(r"继续|接着|回到刚才|刚才那个|go back|continue|resume", re.IGNORECASE)
-
-
-def _resumable(
-    suspended: list[SuspendedTask], intent: str, confident: bool, text: str
-) -> SuspendedTask | None:
-    """Return the set-aside task this message returns to, if any (the latest first)."""
-    for task in reversed(suspended):
-        if confident and task["intent"] == intent:
-            return task
-    if suspended and _RESUME.search(text) and (not confident or intent == UNKNOWN):
-        return suspended[-1]
-    return None
+_ACT_OF_REASON = {"user_request": "human", "complaint": "complaint", "not_served": "beyond"}
 
 
 def make_intent_node(services: Services) -> Node:
-    """Build the node that classifies the latest user message."""
+    """Build the node that reads the latest user message."""
 
     def intent(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Classify the message and decide whether it starts a task or continues one.
-
-        A message continues the pending task when that task is waiting for slots and the
-        message does not clearly ask for something else; the task id then stays, so the
-        slots gathered so far are kept. Otherwise a new task starts with empty slots, and an
-        unfinished task is set aside; asking for that kind of task again (or "继续") later
-        picks it up with its slots, while the slots of one task never leak into another.
-        """
+        """Read the message as commands, apply them to the tasks, record what was understood."""
         update = _understood(state, runtime)
         tokenized = _tokenized(latest_user_message(state), context_of(runtime).user_id, services)
         if tokenized is not None:  # the next checkpoint keeps tokens, not the masked digits
@@ -73,147 +62,321 @@ def make_intent_node(services: Services) -> Node:
     def _understood(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
         message = latest_user_message(state)
         text = message_text(message)
-        # what is answered without understanding is answered before a model is asked
         if too_long(text):  # answered, not understood: the thread goes on
-            return _too_long(state, runtime, text, detect_language(text))
-        act = read_act(text)
-        if act is not None and act.kind in HANDED_OVER:  # a person takes it from here
-            return _handed_over(services, state, runtime, text, act)
-        awaiting = state.get("awaiting")
-        beyond = None if awaiting else services.catalog.beyond(text)
-        if beyond is not None:  # known, not served here ("退票"): a person, not a near task
-            return _handed_over(services, state, runtime, text, ReadAct("beyond", beyond.name))
-        pending_intent = state.get("intent")
-        waiting = bool(state.get("missing_slots")) and pending_intent not in (None, UNKNOWN)
-        if act is not None and not awaiting:  # with an action pending, a "thanks" is no yes
-            courtesy = _courtesy(services, state, runtime, text, act, waiting=waiting)
-            if courtesy is not None:
-                return courtesy
-        result = services.understand_for(context_of(runtime).model).classify(text)
-        if awaiting:
-            answered = _answer_to_pending(services, state, runtime, awaiting, text, result)
-            if answered is not None:
-                return answered
-        # a model may be sure a bare answer ("OD-…") is no task: that is no new request either
-        confident = result.confidence >= services.confidence_threshold and result.intent != UNKNOWN
-        continues = waiting and (result.intent == pending_intent or not confident)
-        language = result.language or state.get("language") or "zh"
+            return _too_long(state, runtime, text)
+        context = context_of(runtime)
+        revealed_text = revealed(text, context.user_id, services.database)  # in memory only
+        view = view_of(state, required=services.required_slots)
+        reading = services.commands_for(context.model).generate(revealed_text, view)
+        task_ids = _TaskIds(state, runtime, message)
+        planned = plan(
+            reading,
+            view,
+            state.get("task_stack") or [],
+            services.task_rules,
+            task_ids,
+            threshold=services.confidence_threshold,
+        )
+        render = _Render(services, state, runtime, text, reading, planned)
+        return render.update()
 
+    return intent
+
+
+class _TaskIds:
+    """The ids of the tasks one message starts: the first as before, the others numbered."""
+
+    def __init__(
+        self, state: AgentState, runtime: Runtime[Context], message: HumanMessage | None
+    ) -> None:
+        summary = state.get("summary")
+        self.base = derive_task_id(
+            session_id(runtime),
+            message,
+            state.get("messages") or [],
+            earlier_turns=summary["turns"] if summary else 0,
+        )
+
+    def __call__(self, n: int) -> str:
+        return self.base if n == 0 else f"{self.base}.{n}"
+
+
+class _Render:
+    """Turns the engine's plan into the intent node's state update."""
+
+    def __init__(
+        self,
+        services: Services,
+        state: AgentState,
+        runtime: Runtime[Context],
+        text: str,
+        reading: Reading,
+        planned: Plan,
+    ) -> None:
+        self.services, self.state, self.runtime = services, state, runtime
+        self.text, self.reading, self.plan = text, reading, planned
+        self.language = reading.language or state.get("language") or "zh"
+        self.voice = Voice(services.catalog, self.language)
+        self.user_id = context_of(runtime).user_id
+
+    def update(self) -> dict[str, Any]:
+        kind = self.plan.kind
+        if kind == "handoff":
+            return self._handoff()
+        if kind == "chitchat":
+            return self._chitchat()
+        if kind == "cancel":
+            return self._cancel()
+        if kind == "answer_pending":
+            return self._answer_pending()
+        if kind == "ask_pending_again":
+            return self._ask_again()
+        return self._tasks()
+
+    # ---- pieces every update shares ----------------------------------------------------
+    def _notes(self, content: dict[str, Any], confidence: float = 1.0) -> list[dict[str, Any]]:
+        user = protocol_message(
+            self.state, self.runtime, role="user", content=self.text, confidence=1.0
+        )
+        note = protocol_message(
+            self.state,
+            self.runtime,
+            role="agent",
+            content={"stage": "intent", **content, "commands": self._records()},
+            confidence=confidence,
+            error=self.reading.error,
+        )
+        return [user, note]
+
+    def _records(self) -> list[Any]:
+        shown = {name: "******" for name in self.services.sensitive_slot_names}
+        return list(records(self.reading.commands, shown=shown))
+
+    def _common(self) -> dict[str, Any]:
+        return {
+            "language": self.language,
+            "commands": self._records(),
+            "corrected": [],
+            "task_stack": self._vaulted_frames(self.plan.frames),
+        }
+
+    def _vaulted_frames(self, frames: tuple[TaskFrame, ...]) -> list[TaskFrame]:
+        out: list[TaskFrame] = []
+        for frame in frames:
+            task = self.services.catalog.task(frame["intent"])
+            slots = frame["slots"]
+            if task is not None and task.sensitive_slots:
+                slots = vault_sensitive(task, dict(slots), self.services, self.user_id)
+            out.append({**frame, "slots": dict(slots)})
+        return out
+
+    # ---- a person takes over -----------------------------------------------------------
+    def _handoff(self) -> dict[str, Any]:
+        handoff = self.plan.handoff
+        assert handoff is not None
+        act = _ACT_OF_REASON[handoff.reason]
+        cue = handoff.request if act == "beyond" else (handoff.evidence or ("",))[0]
         update: dict[str, Any] = {
-            "language": language,
-            "confidence": result.confidence,
-            "intent_evidence": list(result.evidence),
+            **self._common(),
+            "intent_evidence": [f"{EVIDENCE_PREFIX}{act}", str(cue or "")],
+            "decision": "handoff",
+            "intent": self.state.get("intent") or UNKNOWN,  # the task a person takes over
+            "error": None,
+            "pending_tool_calls": [],
+            "awaiting": None,
+            "answer": None,
+            "step_count": 1,
+            "protocol": self._act_notes(act, str(cue or "")),
+        }
+        if self.state.get("awaiting"):
+            update["messages"] = set_aside_messages(self.state, self.services)
+        return update
+
+    def _act_notes(self, act: str, cue: str) -> list[dict[str, Any]]:
+        user = protocol_message(
+            self.state, self.runtime, role="user", content=self.text, confidence=1.0
+        )
+        note = protocol_message(
+            self.state,
+            self.runtime,
+            role="agent",
+            content={"stage": "intent", "act": act, "evidence": [cue], "commands": self._records()},
+            confidence=1.0,
+        )
+        return [user, note]
+
+    # ---- courtesies and "never mind" -----------------------------------------------------
+    def _chitchat(self) -> dict[str, Any]:
+        act = str(self.plan.act)
+        waiting = bool(self.state.get("missing_slots")) and self.state.get("intent") not in (
+            None,
+            UNKNOWN,
+        )
+        label = self.voice.label(self.state.get("intent", ""))
+        update: dict[str, Any] = {
+            **self._common(),
+            "intent_evidence": [f"{EVIDENCE_PREFIX}{act}", *self._evidence()],
+            "decision": "answered",
+            "step_count": 1,
+        }
+        if act == "bye" and waiting:
+            reply = self.voice.say("act.bye_pending", task=label)
+        else:
+            update.update(intent=UNKNOWN, confidence=1.0)  # no task is open after it
+            if act == "greet":
+                offered = self.services.offered_intents(context_of(self.runtime).user_role)
+                labels = self.voice.join([self.voice.label(i) for i in offered])
+                reply = (
+                    self.voice.say("act.greet", tasks=labels)
+                    if offered
+                    else self.voice.say("act.greet_open")
+                )
+            else:
+                reply = self.voice.say(f"act.{act}")
+        return self._answered(update, act, reply)
+
+    def _cancel(self) -> dict[str, Any]:
+        act = str(self.plan.act)
+        update: dict[str, Any] = {
+            **self._common(),
+            "intent_evidence": [f"{EVIDENCE_PREFIX}never_mind", *self._evidence()],
+            "decision": "answered",
+            "step_count": 1,
+            "intent": UNKNOWN,
+            "confidence": 1.0,
+        }
+        if act == "dropped":
+            waiting = self.state.get("intent")
+            labels = self.voice.join([self.voice.label(i) for i in self.plan.dropped])
+            reply = self.voice.say("act.dropped", task=labels)
+            if waiting not in self.plan.dropped:  # a queued task went; the waiting one stays
+                update.pop("intent")
+                update.pop("confidence")
+            else:
+                update.update(
+                    slots=Overwrite({}),
+                    missing_slots=[],
+                    invalid_slots={},
+                    slot_offers={},
+                    pending_tool_calls=[],
+                    tool_results=Overwrite([]),
+                )
+        else:
+            reply = self.voice.say("act.never_mind")
+        return self._answered(update, "never_mind", reply)
+
+    def _answered(self, update: dict[str, Any], act: str, reply: str) -> dict[str, Any]:
+        answer = protocol_message(self.state, self.runtime, role="assistant", content=reply)
+        update["messages"] = [AIMessage(content=reply)]
+        update["protocol"] = [*self._act_notes(act, (self._evidence() or [""])[0]), answer]
+        return update
+
+    def _evidence(self) -> list[str]:
+        return [e for c in self.reading.commands for e in c.evidence][:4]
+
+    # ---- a pending confirmation ----------------------------------------------------------
+    def _answer_pending(self) -> dict[str, Any]:
+        return {
+            **self._common(),
+            "decision": "confirm",
+            "step_count": 1,
+            "answer": {"decision": self.plan.decision},
+            "protocol": self._notes({"answers": "pending"}),
+        }
+
+    def _ask_again(self) -> dict[str, Any]:
+        awaiting = self.state.get("awaiting")
+        question = awaiting["question"] if awaiting else ""
+        voice = Voice(self.services.catalog, self.state.get("language", "zh"))
+        again = f"{voice.say('confirm_again')}\n{question}"
+        return {
+            **self._common(),
+            "decision": "confirm",
+            "step_count": 1,
+            "answer": None,
+            "messages": [AIMessage(content=again)],
+            "protocol": self._notes({"answers": "pending", "understood": False}),
+        }
+
+    # ---- tasks ---------------------------------------------------------------------------
+    def _tasks(self) -> dict[str, Any]:
+        active = self.plan.active
+        assert active is not None
+        task = self.services.catalog.task(active.intent)
+        slots = dict(active.slots)
+        if task is not None and task.sensitive_slots:
+            slots = vault_sensitive(task, slots, self.services, self.user_id)
+        update: dict[str, Any] = {
+            **self._common(),
+            "confidence": active.confidence,
+            "intent_evidence": list(active.evidence),
             "decision": "continue",
             "retry_count": 0,
             "error": None,
             "pending_tool_calls": [],
             "awaiting": None,
             "answer": None,
+            "task_id": active.task_id,
+            "intent": active.intent,
         }
-        if awaiting:  # a new request: the pending action is set aside, unrun, and said so
-            update["messages"] = set_aside_messages(state, services)
-        suspended = list(state.get("suspended_tasks") or [])
-        resumed = None if continues else _resumable(suspended, result.intent, confident, text)
-        if continues:
-            task_id = state.get("task_id") or _new_task_id(state, runtime, message)
-            update["step_count"] = 1
-        else:
-            if waiting:  # set the unfinished task aside, to come back to
-                suspended.append(
-                    {
-                        "intent": str(pending_intent),
-                        "task_id": state.get("task_id", ""),
-                        "slots": dict(state.get("slots") or {}),
-                        "missing_slots": list(state.get("missing_slots") or []),
-                    }
-                )
-            if resumed is not None:
-                suspended.remove(resumed)
-                task_id = str(resumed["task_id"])
-                update.update(
-                    intent=resumed["intent"],
-                    confidence=max(result.confidence, services.confidence_threshold),
-                    slots=Overwrite(dict(resumed["slots"])),
-                    missing_slots=list(resumed["missing_slots"]),
-                )
-            elif follow := None if confident else _follow_up(services, state, runtime, text):
-                task_id = _new_task_id(state, runtime, message)  # the same request, anew
-                intent, carried = follow
-                update.update(
-                    intent=intent,
-                    confidence=services.confidence_threshold,
-                    intent_evidence=[*result.evidence, f"follows up on {intent}"],
-                    slots=Overwrite(carried),
-                    missing_slots=[],
-                )
-            else:
-                task_id = _new_task_id(state, runtime, message)
-                update.update(intent=result.intent, slots=Overwrite({}), missing_slots=[])
+        if self.plan.kind == "correct_pending":
+            update["messages"] = closed_calls(self.state)
+            update["corrected"] = [
+                {"slot": c["slot"], "value": self._shown(slots, c["slot"], c["value"])}
+                for c in self.plan.corrected
+            ]
+        elif self.plan.keeps_pending:
+            update["messages"] = set_aside_messages(self.state, self.services, kept=True)
+        elif self.plan.corrected:
+            update["corrected"] = [
+                {"slot": c["slot"], "value": self._shown(slots, c["slot"], c["value"])}
+                for c in self.plan.corrected
+            ]
+        if active.fresh:
             update.update(
-                invalid_slots={},
+                slots=Overwrite(slots),
+                missing_slots=[],
+                invalid_slots=dict(active.invalid),
                 tool_results=Overwrite([]),
                 step_count=Overwrite(1),
-                suspended_tasks=suspended[-MAX_SUSPENDED:],
+                intent_candidates=list(active.candidates),
             )
-        update["task_id"] = task_id
-        shown = {**state, "task_id": task_id}
-        user = protocol_message(shown, runtime, role="user", content=text, confidence=1.0)
+        else:
+            invalid = {
+                k: v for k, v in (self.state.get("invalid_slots") or {}).items() if k not in slots
+            }
+            update.update(slots=slots, invalid_slots={**invalid, **active.invalid}, step_count=1)
+        shown = {**self.state, "task_id": active.task_id}
+        content = {
+            "intent": active.intent,
+            "confidence": active.confidence,
+            "evidence": list(active.evidence),
+            "continues_task": not active.fresh,
+            "source": self.reading.source,
+            "tasks": 1 + sum(1 for f in self.plan.frames if f["status"] != "suspended"),
+        }
+        if self.reading.refused:
+            content["refused"] = dict(self.reading.refused)
+        user = protocol_message(shown, self.runtime, role="user", content=self.text, confidence=1.0)
         note = protocol_message(
             shown,
-            runtime,
+            self.runtime,
             role="agent",
-            content={
-                "stage": "intent",
-                "intent": result.intent,
-                "confidence": result.confidence,
-                "evidence": list(result.evidence),
-                "continues_task": continues,
-                "source": result.source,
-            },
-            confidence=result.confidence,
-            error=result.error,
+            content={"stage": "intent", **content, "commands": self._records()},
+            confidence=active.confidence,
+            error=self.reading.error,
         )
         update["protocol"] = [user, note]
-        return only_changes(state, update, keep=_DECISION_RECORD)
+        return only_changes(self.state, update, keep=_DECISION_RECORD)
 
-    return intent
-
-
-def _follow_up(
-    services: Services, state: AgentState, runtime: Runtime[Context], text: str
-) -> tuple[str, dict[str, Any]] | None:
-    """Return the finished task's intent and the slots a follow-up on it starts with.
-
-    "那上海呢" after the weather in Beijing is the weather in Shanghai: the last task's
-    slots, those this message names replaced. Sensitive slots (a PIN, an ID number) are not
-    carried into a new request; it asks for them again.
-    """
-    task = services.catalog.task(state.get("intent"))
-    if task is None or not is_follow_up(text):
-        return None
-    context = context_of(runtime)
-    found = services.understand_for(context.model).extract_slots(
-        revealed(text, context.user_id, services.database), task.intent
-    )
-    if not found.slots:
-        return None
-    kept = {
-        name: value
-        for name, value in (state.get("slots") or {}).items()
-        if name.removesuffix(MASKED_SUFFIX) not in task.sensitive_slots
-    }
-    return task.intent, {**kept, **found.slots}
+    def _shown(self, slots: dict[str, Any], name: str, value: Any) -> Any:
+        masked = slots.get(f"{name}_masked")
+        return masked if masked is not None else value
 
 
-def _new_task_id(state: AgentState, runtime: Runtime[Context], message: HumanMessage | None) -> str:
-    """Return the id of a task this message starts (stable across replays of the turn)."""
-    summary = state.get("summary")
-    return derive_task_id(
-        session_id(runtime),
-        message,
-        state.get("messages") or [],
-        earlier_turns=summary["turns"] if summary else 0,
-    )
+def active_of(planned: Plan) -> Active | None:
+    """The task a plan goes on with (for callers that inspect plans)."""
+    return planned.active
 
 
 def _tokenized(
@@ -237,11 +400,9 @@ def _tokenized(
     return HumanMessage(content=tokenized, id=message.id)
 
 
-def _too_long(
-    state: AgentState, runtime: Runtime[Context], text: str, language: str | None
-) -> dict[str, Any]:
+def _too_long(state: AgentState, runtime: Runtime[Context], text: str) -> dict[str, Any]:
     """Say the message is too long, in the user's language; nothing else changes."""
-    language = language or state.get("language") or "zh"
+    language = detect_language(text) or state.get("language") or "zh"
     reply = too_long_reply(language)
     user = protocol_message(state, runtime, role="user", content=text, confidence=1.0)
     answer = protocol_message(state, runtime, role="assistant", content=reply)
@@ -253,172 +414,4 @@ def _too_long(
     }
 
 
-def _act_notes(
-    state: AgentState, runtime: Runtime[Context], text: str, act: ReadAct
-) -> list[dict[str, Any]]:
-    """Return the protocol messages of a message read as ``act``: the user's, and the reading."""
-    user = protocol_message(state, runtime, role="user", content=text, confidence=1.0)
-    note = protocol_message(
-        state,
-        runtime,
-        role="agent",
-        content={"stage": "intent", "act": act.kind, "evidence": [act.cue]},
-        confidence=1.0,
-    )
-    return [user, note]
-
-
-def _handed_over(
-    services: Services,
-    state: AgentState,
-    runtime: Runtime[Context],
-    text: str,
-    act: ReadAct,
-) -> dict[str, Any]:
-    """Send a request for a person, a complaint, or a request beyond us to the hand-off node.
-
-    The open task and its slots stay for whoever takes over; a pending confirmation is
-    closed unrun, since nobody is left to answer it.
-    """
-    update: dict[str, Any] = {
-        "language": detect_language(text) or state.get("language") or "zh",
-        "intent_evidence": [f"{EVIDENCE_PREFIX}{act.kind}", act.cue],
-        "decision": "handoff",
-        "intent": state.get("intent") or UNKNOWN,  # the task a person takes over, if any
-        "error": None,
-        "pending_tool_calls": [],
-        "awaiting": None,
-        "answer": None,
-        "step_count": 1,
-        "protocol": _act_notes(state, runtime, text, act),
-    }
-    if state.get("awaiting"):
-        update["messages"] = set_aside_messages(state, services)
-    return update
-
-
-def _courtesy(
-    services: Services,
-    state: AgentState,
-    runtime: Runtime[Context],
-    text: str,
-    act: ReadAct,
-    *,
-    waiting: bool,
-) -> dict[str, Any] | None:
-    """Answer hello, thanks, goodbye or "never mind"; ``None`` when the open question stands.
-
-    "Never mind" while a task waits for its slots drops that task; a hello or a thanks then
-    leaves it waiting, and slot filling asks its question again.
-    """
-    if waiting and act.kind in ("greet", "thanks"):
-        return None
-    language = detect_language(text) or state.get("language") or "zh"
-    voice = Voice(services.catalog, language)
-    label = voice.label(state.get("intent", ""))
-    update: dict[str, Any] = {
-        "language": language,
-        "intent_evidence": [f"{EVIDENCE_PREFIX}{act.kind}", act.cue],
-        "decision": "answered",
-        "step_count": 1,
-    }
-    if not (act.kind == "bye" and waiting):  # no task is open after it
-        update.update(intent=UNKNOWN, confidence=1.0)
-    if act.kind == "never_mind" and waiting:
-        reply = voice.say("act.dropped", task=label)
-        update.update(
-            slots=Overwrite({}),
-            missing_slots=[],
-            invalid_slots={},
-            slot_offers={},
-            pending_tool_calls=[],
-            tool_results=Overwrite([]),
-        )
-    elif act.kind == "bye" and waiting:
-        reply = voice.say("act.bye_pending", task=label)
-    elif act.kind == "greet":
-        offered = services.offered_intents(context_of(runtime).user_role)
-        reply = (
-            voice.say("act.greet", tasks=voice.join([voice.label(i) for i in offered]))
-            if offered
-            else voice.say("act.greet_open")
-        )
-    else:
-        reply = voice.say(f"act.{act.kind}")
-    answer = protocol_message(state, runtime, role="assistant", content=reply)
-    update["messages"] = [AIMessage(content=reply)]
-    update["protocol"] = [*_act_notes(state, runtime, text, act), answer]
-    return update
-
-
-def _answer_to_pending(
-    services: Services,
-    state: AgentState,
-    runtime: Runtime[Context],
-    awaiting: PendingConfirmation,
-    text: str,
-    result: IntentResult,
-) -> dict[str, Any] | None:
-    """Read a typed message on a thread waiting for a confirmation.
-
-    A yes, a no or a correction of a detail answers the pending action (the acting node
-    uses it instead of pausing again); an unclear message asks again. A new request sets the
-    pending action aside, unrun, and says so (``None``: the caller starts the new task).
-    """
-    language = state.get("language", "zh")
-    task = services.catalog.task(awaiting["intent"])
-    decisions = read_decisions(text, 1)
-    # A confident, different request wins over slot values it happens to contain
-    # ("OD-… 到哪了" while a refund waits is a new question, not a corrected order id).
-    new_request = (
-        decisions is None
-        and result.intent not in (UNKNOWN, awaiting["intent"])
-        and result.confidence >= services.confidence_threshold
-    )
-    correction = (
-        task is not None
-        and decisions is None
-        and not new_request
-        and bool(
-            services.understand.extract_slots(
-                revealed(text, context_of(runtime).user_id, services.database), task.intent
-            ).slots
-        )
-    )
-    voice = Voice(services.catalog, language)
-    if new_request:
-        return None
-    note = protocol_message(state, runtime, role="user", content=text, confidence=1.0)
-    update: dict[str, Any] = {"decision": "confirm", "step_count": 1, "protocol": [note]}
-    if decisions is not None or correction:
-        update["answer"] = text
-        return update
-    again = f"{voice.say('confirm_again')}\n{awaiting['question']}"
-    update["messages"] = [AIMessage(content=again)]
-    update["answer"] = None
-    return update
-
-
-def set_aside_messages(state: AgentState, services: Services) -> list[Any]:
-    """Close a pending action the user moved on from: its calls answered as not run."""
-    awaiting = state.get("awaiting")
-    if not awaiting:
-        return []
-    voice = Voice(services.catalog, state.get("language", "zh"))
-    out: list[Any] = []
-    answered = {m.tool_call_id for m in state.get("messages") or [] if isinstance(m, ToolMessage)}
-    for message in reversed(state.get("messages") or []):
-        if isinstance(message, AIMessage) and message.tool_calls:
-            for call in message.tool_calls:
-                if call["id"] not in answered:
-                    out.append(
-                        ToolMessage(
-                            content=json.dumps({"status": "rejected", "message": "not run"}),
-                            tool_call_id=call["id"],
-                            name=call["name"],
-                            status="error",
-                        )
-                    )
-            break
-    out.append(AIMessage(content=voice.say("set_aside", task=voice.label(awaiting["intent"]))))
-    return out
+__all__ = ["make_intent_node", "set_aside_messages"]

@@ -297,14 +297,26 @@ def chat_model_for(choice: str | None, settings: Any) -> Any | None:
     )
 
 
+OPT_IN_NODES = frozenset({"tool", "reflect", "reply"})
+"""Steps that use a model only when their own setting names one (``REACH_TOOL_MODEL``, ...).
+
+Understanding makes the one model call a turn (a structured list of commands, slots
+included); planning the calls again, critiquing a failure or phrasing the reply would each
+cost the user seconds more on a CPU model, so ``REACH_MODEL`` and a run's ``Context.model``
+do not turn them on."""
+
+
 def node_choice(settings: Any, node: str, run_model: str | None = None) -> str:
     """The choice for one node: the run's ``Context.model``, else ``REACH_<NODE>_MODEL``.
 
-    ``reply`` is ``template`` unless ``REACH_REPLY_MODEL`` names a model (a run's choice does
-    not turn phrasing on); every other node follows ``REACH_MODEL`` when it has no own setting.
+    ``tool``, ``reflect`` and ``reply`` follow only their own setting (``OPT_IN_NODES``):
+    ``template`` for the reply, ``rules`` for the others, unless it names a model.
+    Understanding (``intent``) follows the run's choice, then ``REACH_INTENT_MODEL``, then
+    ``REACH_MODEL``.
     """
-    if node == "reply":
-        return getattr(settings, "reply_model", None) or "template"
+    if node in OPT_IN_NODES:
+        default = "template" if node == "reply" else "rules"
+        return getattr(settings, f"{node}_model", None) or default
     if run_model:
         return run_model
     return getattr(settings, f"{node}_model", None) or settings.model

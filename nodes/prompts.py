@@ -45,6 +45,23 @@ GENERIC: Wording = {
         "zh": "（之前等待您确认的“{task}”已取消，没有执行。）",
         "en": "(What was waiting for your yes ({task}) was cancelled; nothing was done.)",
     },
+    "kept_pending": {
+        "zh": "（“{task}”还在等您确认，没有执行；先处理您的新问题，稍后再请您确认。）",
+        "en": "({task} is still waiting for your yes and has not been done; "
+        "your new question first, then I'll ask again.)",
+    },
+    "next_task": {
+        "zh": "接下来为您{task}。",
+        "en": "Next: {task}.",
+    },
+    "changed": {
+        "zh": "已将{slot}改为 {value}。",
+        "en": "Changed {slot} to {value}.",
+    },
+    "after_failed": {
+        "zh": "因为{first}没有完成，{then}也没有执行。",
+        "en": "Since {first} did not go through, I did not {then} either.",
+    },
     "confirm_again": {
         "zh": "抱歉，我没能确定您是否同意。",
         "en": "Sorry, I couldn't tell whether that was a yes.",

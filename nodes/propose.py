@@ -18,6 +18,7 @@ from nodes.confirmation import confirmation_request
 from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.slot_filling import display_values
+from nodes.tool import changes_said
 from state import AgentState, Context, PendingConfirmation
 from tools.executor import PreparedCall
 
@@ -31,8 +32,11 @@ def make_propose_node(services: Services) -> Node:
         task = services.catalog.task(intent)
         language = state.get("language", "zh")
         voice = Voice(services.catalog, language)
+        changed = changes_said(state, voice, services)
         if task is not None and task.agent is not None:
             text = voice.say("working_on", task=voice.label(intent))
+            if changed:
+                text = f"{changed}\n{text}"
             pending: PendingConfirmation = {"node": task.agent, "intent": intent, "question": text}
             return {"messages": [AIMessage(content=text)], "awaiting": pending, "step_count": 1}
         risky = [
@@ -64,6 +68,8 @@ def make_propose_node(services: Services) -> Node:
             if call["name"] in shown
         ]
         question = str(request["question"])
+        if changed:
+            question = f"{changed}\n{question}"
         pending = {"node": "tool", "intent": intent, "question": question}
         message = AIMessage(content=question, tool_calls=calls)
         return {"messages": [message], "awaiting": pending, "step_count": 1}

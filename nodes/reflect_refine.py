@@ -8,7 +8,6 @@ retries left (count the retry and send the call again). It decides; routers act 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -18,9 +17,12 @@ from nodes.common import Node, context_of, latest_user_message, message_text, pr
 from nodes.model_critique import Critique, critique_failure
 from nodes.model_planner import evidence_names, scenario_cards
 from nodes.services import Services
+from nodes.slot_filling import vault_sensitive
 from nodes.tasks import UNKNOWN, TaskSpec
-from state import AgentState, Context, ToolResult
+from state import AgentState, Context, Overwrite, ToolResult
 from tools.intake import revealed
+from understanding.commands import SetSlot, records
+from understanding.view import view_of
 
 
 def make_reflect_refine_node(services: Services) -> Node:
@@ -117,29 +119,31 @@ def _critique(
 def _refine_intent(
     services: Services, state: AgentState, runtime: Runtime[Context]
 ) -> dict[str, Any]:
+    """Look again with the rules alone: the turn's one model call, if any, is spent already."""
     context = context_of(runtime)  # intake tokens reveal for extraction, in memory only
     text = revealed(message_text(latest_user_message(state)), context.user_id, services.database)
     pending = state.get("intent")
-    refined = services.understand_for(context.model).reconsider(
-        text,
-        pending_intent=pending if state.get("missing_slots") else None,
-        missing_slots=list(state.get("missing_slots") or []),
-    )
-    resolved = refined.intent != UNKNOWN and refined.confidence >= services.confidence_threshold
+    view = view_of(state, required=services.required_slots)
+    reading = services.rule_commands.reconsider(text, view)
+    command = reading.commands[0]
+    threshold = services.confidence_threshold
+    refined_intent = getattr(command, "intent", None) or UNKNOWN
+    if isinstance(command, SetSlot) and view.waiting is not None:
+        refined_intent = view.waiting.intent
+    resolved = refined_intent != UNKNOWN and command.confidence >= threshold
+    confidence = command.confidence
+    evidence = list(command.evidence)
     missing = list(state.get("missing_slots") or [])
     offered = state.get("slot_offers") or {}
     if not resolved and pending and any(name in offered for name in missing):
         # the question listed the user's own records: a reply may name one ("麻辣香锅那单"),
         # which only slot filling's lookup can tell; if it names none, it asks again
-        resolved = refined.intent in (UNKNOWN, pending)
+        resolved = refined_intent in (UNKNOWN, pending)
         if resolved:
-            refined = replace(
-                refined,
-                intent=str(pending),
-                confidence=services.confidence_threshold,
-                evidence=(*refined.evidence, "answers an offered choice"),
-            )
+            refined_intent, confidence = str(pending), threshold
+            evidence.append("answers an offered choice")
     decision = "continue" if resolved else "clarify"
+    candidates = list(getattr(command, "candidates", ()) or ())
     note = protocol_message(
         state,
         runtime,
@@ -148,24 +152,49 @@ def _refine_intent(
             "stage": "reflect_refine",
             "trigger": "low_confidence",
             "before": {"intent": pending, "confidence": state.get("confidence")},
-            "after": {"intent": refined.intent, "confidence": refined.confidence},
-            "evidence": list(refined.evidence),
-            "candidates": list(refined.candidates),
+            "after": {"intent": refined_intent, "confidence": confidence},
+            "evidence": evidence,
+            "candidates": candidates,
             "decision": decision,
-            "source": refined.source,
+            "source": reading.source,
+            "commands": list(records(reading.commands)),
         },
-        confidence=refined.confidence,
-        error=refined.error,
+        confidence=confidence,
+        error=reading.error,
     )
     update: dict[str, Any] = {
         "decision": decision,
-        "confidence": refined.confidence,
-        "intent_evidence": list(refined.evidence),
+        "confidence": confidence,
+        "intent_evidence": evidence,
         "step_count": 1,
         "protocol": [note],
     }
-    if resolved:
-        update["intent"] = refined.intent
-    else:
-        update["intent_candidates"] = list(refined.candidates)
+    if not resolved:
+        update["intent_candidates"] = candidates
+        return update
+    update["intent"] = refined_intent
+    found = dict(getattr(command, "slots", {}) or {})
+    invalid = dict(getattr(command, "invalid", {}) or {})
+    task = services.catalog.task(refined_intent)
+    if task is not None and task.sensitive_slots:
+        found = vault_sensitive(task, found, services, context.user_id)
+    if refined_intent == pending:
+        update["slots"] = found
+        update["invalid_slots"] = {**(state.get("invalid_slots") or {}), **invalid}
+        return update
+    if view.waiting is not None:  # another request after all: the waiting task is set aside
+        update["task_stack"] = [
+            *(state.get("task_stack") or []),
+            {
+                "intent": view.waiting.intent,
+                "task_id": view.waiting.task_id,
+                "slots": dict(state.get("slots") or {}),
+                "status": "suspended",
+                "missing_slots": missing,
+            },
+        ]
+        update["task_id"] = f"{state.get('task_id', '')}.r"
+    update.update(
+        slots=Overwrite(found), invalid_slots=invalid, missing_slots=[], tool_results=Overwrite([])
+    )
     return update

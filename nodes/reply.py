@@ -21,7 +21,8 @@ from nodes.model_reply import phrase_reply
 from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.tasks import ScenarioSet
-from state import AgentState, Context, ToolResult
+from state import AgentState, Context, TaskFrame, ToolResult
+from understanding.engine import next_frame
 
 _log = logging.getLogger(__name__)
 
@@ -30,10 +31,23 @@ def make_reply_node(services: Services) -> Node:
     """Build the node that answers from the task's latest tool results."""
 
     def reply(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Answer the user from this task's latest tool results."""
+        """Answer the user from this step's results, one line per result; then the next task.
+
+        A step may have served several tasks of one message (two cities): each result is
+        described with its own task's slots. When the message queued more tasks, the next one
+        starts here ("接下来…") and the turn goes on with it.
+        """
         voice = Voice(services.catalog, state.get("language", "zh"))
         results = _latest_results(state)
-        text = "\n".join(describe_result(r, state, voice, services.catalog) for r in results)
+        frames = {f["task_id"]: f for f in state.get("task_stack") or []}
+        lines = [
+            describe_result(
+                r, _task_state(state, frames.get(r.get("task_id", ""))), voice, services.catalog
+            )
+            for r in results
+            if not _follows_a_failure(r, results)
+        ]
+        text = "\n".join(line for line in lines if line)
         error = None
         llm = services.chat_model("reply", context_of(runtime).model)
         if llm is not None and text:  # optional phrasing; the template is the fallback
@@ -45,6 +59,9 @@ def make_reply_node(services: Services) -> Node:
                 language=voice.language,
                 turns=recent_turns(state),
             )
+        again = _asked_again(services, state)
+        after = {} if again else _next_task(services, state, voice, results)
+        text = "\n".join(part for part in (text, after.pop("said", "")) if part)
         note = protocol_message(
             state,
             runtime,
@@ -53,14 +70,87 @@ def make_reply_node(services: Services) -> Node:
             confidence=state.get("confidence", 1.0),
             error=error,
         )
-        return {
+        update: dict[str, Any] = {
             "messages": [AIMessage(content=text)],
             "protocol": [note],
             "step_count": 1,
-            **_asked_again(services, state),
+            **again,
         }
+        if "task_stack" not in after and any(
+            f["status"] == "batched" for f in state.get("task_stack") or []
+        ):
+            after["task_stack"] = [
+                f for f in state.get("task_stack") or [] if f["status"] != "batched"
+            ]
+        return {**update, **after}
 
     return reply
+
+
+def _follows_a_failure(result: ToolResult, results: list[ToolResult]) -> bool:
+    """A call refused because the step it needed did not succeed: that step's line says so.
+
+    "订好了通知我" declined: the notice was never due; "nothing was done" covers it.
+    """
+    needed = (
+        (result.get("data") or {}).get("requires") if result.get("status") != "success" else None
+    )
+    if not needed:
+        return False
+    return any(r.get("tool") in needed and r.get("status") != "success" for r in results)
+
+
+def _task_state(state: AgentState, frame: TaskFrame | None) -> AgentState:
+    """The state as a describer of that task's result should see it."""
+    if frame is None:
+        return state
+    return {**state, "intent": frame["intent"], "slots": frame["slots"]}
+
+
+def _next_task(
+    services: Services, state: AgentState, voice: Voice, results: list[ToolResult]
+) -> dict[str, Any]:
+    """Start the next queued task, if any; tasks waiting on a failed one are dropped."""
+    stack = [f for f in state.get("task_stack") or [] if f["status"] != "batched"]
+    if not any(f["status"] == "queued" for f in stack):
+        return {}
+    said: list[str] = []
+    done = state.get("task_id", "")
+    succeeded = bool(results) and all(r.get("status") == "success" for r in results)
+    if not succeeded:
+        for waiting in [f for f in stack if f.get("after") == done]:
+            stack.remove(waiting)
+            said.append(
+                voice.say(
+                    "after_failed",
+                    first=voice.label(state.get("intent", "")),
+                    then=voice.label(waiting["intent"]),
+                )
+            )
+    frame, rest = next_frame(stack)
+    if frame is None:
+        return {"task_stack": rest, "said": "".join(said)}
+    said.append(voice.say("next_task", task=voice.label(frame["intent"])))
+    return {
+        "said": "".join(said),
+        "task_stack": rest,
+        "decision": "next",
+        "intent": frame["intent"],
+        "task_id": frame["task_id"],
+        "confidence": frame.get("confidence", services.confidence_threshold),
+        "intent_evidence": ["queued by an earlier message"],
+        "slots": Overwrite(dict(frame["slots"])),
+        "missing_slots": [],
+        "invalid_slots": {},
+        "slot_offers": {},
+        "tool_results": Overwrite([]),
+        "pending_tool_calls": [],
+        "retry_count": 0,
+        "error": None,
+        "awaiting": None,
+        "answer": None,
+        "step_count": Overwrite(1),
+    }
 
 
 def _asked_again(services: Services, state: AgentState) -> dict[str, Any]:

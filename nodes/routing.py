@@ -59,7 +59,9 @@ class Through:
         return END if self.then is None else self.then(state)
 
 
-USER_FACING = frozenset({"user_fixable", "validation", "not_found", "permission_denied"})
+USER_FACING = frozenset(
+    {"user_fixable", "validation", "not_found", "permission_denied", "not_requested"}
+)
 """Failures the reply explains; the user can act on them."""
 
 MAX_TASK_STEPS = 25
@@ -134,14 +136,15 @@ def route_after_propose(state: RouteView, *, scenarios: ScenarioSet) -> Literal[
 
 def route_after_tool(
     state: RouteView, *, scenarios: ScenarioSet, max_retries: int = 2
-) -> Literal["reply", "reflect_refine", "handoff", "propose"] | str:
+) -> Literal["reply", "reflect_refine", "handoff", "intent"] | str:
     """Reply on success, a user-fixable failure or a declined action; else retry or hand over.
 
     Transient failures go back through reflect-refine while retries remain; a result that
-    names another agent (``data.handoff``) goes to that agent.
+    names another agent (``data.handoff``) goes to that agent. Words given instead of a yes
+    or a no ("不对，改成50") go back to understanding: nothing ran.
     """
-    if state.get("decision") == "revise":
-        return "propose"  # the user corrected a detail instead of confirming: ask again
+    if state.get("decision") == "reread":
+        return "intent"
     error = state.get("error")
     if not error:
         return "reply"
@@ -160,6 +163,16 @@ def route_after_tool(
     if task is not None and not task.handoff_on_failure:
         return "reply"  # say it is unavailable; no human needed for a weather report
     return "handoff"
+
+
+def route_after_reply(state: RouteView) -> Literal["slot_filling"] | str:
+    """End the turn, or go on with the next task the message queued ("接下来…")."""
+    return "slot_filling" if state.get("decision") == "next" else END
+
+
+def route_after_agent(state: RouteView) -> Literal["reply", "intent"]:
+    """Reply with the sub-agent's results; words instead of a yes or a no are read again."""
+    return "intent" if state.get("decision") == "reread" else "reply"
 
 
 def route_after_slots_skipping_idle(

@@ -17,7 +17,7 @@ from nodes.model_understanding import (
     node_choice,
     parse_choice,
 )
-from nodes.tasks import Scenario, ScenarioSet
+from nodes.tasks import UNKNOWN, Scenario, ScenarioSet
 from nodes.understanding import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, Understanding
 from tools.admission import RedisAdmission
 from tools.audit import AuditLog
@@ -30,8 +30,44 @@ from tools.plans import PlanCache, plan_cache
 from tools.registry import ToolCard, ToolRegistry
 from tools.settings import Settings, get_settings
 from tools.stores import MemoryResultCache, SQLiteIdempotencyStore
+from understanding.generator import CommandGenerator
+from understanding.rules import RuleCommandGenerator
 
 MAIN_AGENT = "main"
+
+
+class TaskRules:
+    """The tasks as the command engine sees them: their slots, and which must run alone."""
+
+    def __init__(self, services: Services) -> None:
+        """Read the tasks and tool cards of ``services``."""
+        self._services = services
+        self._alone: dict[str, bool] = {}
+
+    def required(self, intent: str) -> tuple[str, ...]:
+        """The slots the task's tool needs."""
+        task = self._services.catalog.task(intent)
+        return task.required_slots if task is not None else ()
+
+    def known(self, intent: str) -> bool:
+        """The intent is a task here."""
+        return intent != UNKNOWN and self._services.catalog.task(intent) is not None
+
+    def runs_alone(self, intent: str) -> bool:
+        """A confirmation, a sub-agent or a secret: never batched with other tasks."""
+        if intent not in self._alone:
+            task = self._services.catalog.task(intent)
+            card = self._services.tools.get(task.tool) if task is not None else None
+            self._alone[intent] = (
+                task is None
+                or task.agent is not None
+                or bool(task.sensitive_slots)
+                or card is None
+                or card.risk == "high"
+            )
+        return self._alone[intent]
+
+
 """The registry and executor of the conversation's own tools (sub-agents have their own)."""
 
 
@@ -96,6 +132,10 @@ class Services:
     """The rule-based recognizer every model falls back on; built from the scenarios."""
     plan_cache: PlanCache | None = None
     """Learned action plans (``nodes.plan_cache``); built from the settings when omitted."""
+    commands: CommandGenerator | None = None
+    """Dialogue understanding as commands (``understanding``); built from the settings when
+    omitted: the rules, a model (one structured call a turn) or ``mixed``."""
+    _generators: dict[str, CommandGenerator] = field(default_factory=dict, init=False, repr=False)
     _models: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _understandings: dict[str, Understanding] = field(default_factory=dict, init=False, repr=False)
     _database: Database | None = field(default=None, init=False, repr=False)
@@ -166,6 +206,55 @@ class Services:
         if choice not in self._models:
             self._models[choice] = chat_model_for(choice, self.settings)
         return self._models[choice]
+
+    def commands_for(self, model: str | None) -> CommandGenerator:
+        """Return the command generator for a run's ``Context.model`` (``None``: configured).
+
+        ``rules`` reads with the scenarios' cues and extractors, a model name (or ``local``)
+        makes one structured model call a turn, ``mixed`` asks the model only when the rules
+        are unsure. Each choice is built once and reused.
+        """
+        if model is None and self.commands is not None:
+            return self.commands
+        choice = model or node_choice(self.settings, "intent")
+        with self._lock:
+            if choice not in self._generators:
+                self._generators[choice] = self._generator_unlocked(choice)
+            return self._generators[choice]
+
+    def _generator_unlocked(self, choice: str) -> CommandGenerator:
+        from understanding.model import build_generator  # noqa: PLC0415 - builds a client
+
+        rules = self.rule_commands
+        name, _ = parse_choice(choice)
+        if name is None:
+            return rules
+        return build_generator(
+            choice, self.settings, self.catalog, rules, llm=self._chat_model_unlocked(choice)
+        )
+
+    @cached_property
+    def rule_commands(self) -> RuleCommandGenerator:
+        """The rule generator every model generator falls back on."""
+        assert isinstance(self.rules, RuleBasedUnderstanding)
+        return RuleCommandGenerator(
+            self.catalog, self.rules, threshold=self.confidence_threshold, today=self.today
+        )
+
+    @cached_property
+    def required_slots(self) -> dict[str, tuple[str, ...]]:
+        """Intent → the slots its tool needs."""
+        return {intent: task.required_slots for intent, task in self.catalog.tasks.items()}
+
+    @cached_property
+    def sensitive_slot_names(self) -> frozenset[str]:
+        """Every slot some task keeps in the vault (never shown in a command record)."""
+        return frozenset(s for task in self.catalog.tasks.values() for s in task.sensitive_slots)
+
+    @cached_property
+    def task_rules(self) -> TaskRules:
+        """What the engine reads of the tasks (``understanding.engine.TaskRules``)."""
+        return TaskRules(self)
 
     @property
     def tools(self) -> ToolRegistry:

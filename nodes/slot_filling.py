@@ -21,7 +21,7 @@ from nodes.model_planner import ModelPlan, evidence_names, plan_with_model, scen
 from nodes.plan_cache import cached_calls
 from nodes.prompts import Voice
 from nodes.services import Services
-from nodes.tasks import HINT_CHARS, Offer, SlotResult, TaskSpec
+from nodes.tasks import HINT_CHARS, Offer, TaskSpec
 from state import AgentState, Context, Overwrite, ToolCall, ToolResult
 from tools.intake import revealed
 from tools.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
@@ -34,20 +34,32 @@ def make_slot_filling_node(services: Services) -> Node:
     """Build the node that extracts slots and, once complete, plans the tool call."""
 
     def slot_filling(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Merge this message's slots into the task's; list what is still missing."""
+        """List what the task still misses; once complete, plan its calls (and its step's).
+
+        The slots come from understanding's commands (the intent and reflect-refine nodes
+        wrote them, secrets vaulted); nothing here reads a value out of the message. The
+        user's own records may still fill a missing one (``TaskSpec.suggest``).
+        """
         task = services.catalog.task(state.get("intent"))
         if task is None:  # routers never send an unknown intent here; be safe anyway
             return {"missing_slots": [], "pending_tool_calls": [], "step_count": 1}
-        context = context_of(runtime)  # intake tokens reveal for extraction, in memory only
+        context = context_of(runtime)  # intake tokens reveal for matching, in memory only
         text = revealed(
             message_text(latest_user_message(state)), context.user_id, services.database
         )
-        found = services.understand_for(context.model).extract_slots(text, task.intent)
-        known = state.get("slots") or {}
-        new_slots = vault_sensitive(task, _read(found, known), services, context.user_id)
-        slots = {**known, **new_slots}
+        slots = dict(state.get("slots") or {})
+        new_slots: dict[str, Any] = {}
+        unvaulted = {
+            name: value
+            for name, value in slots.items()
+            if name in task.sensitive_slots and not str(value).startswith(TOKEN_PREFIX)
+        }
+        if unvaulted:  # a value written without the vault (a fork, an edited state)
+            new_slots = vault_sensitive(task, unvaulted, services, context.user_id)
+            slots = {**slots, **new_slots}
+        invalid = dict(state.get("invalid_slots") or {})
         calls, missing = plan_tool_calls(task, slots, state.get("task_id", ""))
-        offer = _suggested(services, state, runtime, task, missing, found.invalid, text)
+        offer = _suggested(services, state, runtime, task, missing, invalid, text)
         if offer.closing is not None:
             return _closed(state, runtime, offer.closing)
         if offer.filled:  # the message named one of the user's own records
@@ -57,9 +69,7 @@ def make_slot_filling_node(services: Services) -> Node:
         model_notes: dict[str, Any] = {}
         if offer.filled or offer.offered:
             model_notes["suggested"] = {"filled": offer.filled, "offered": sorted(offer.offered)}
-        if getattr(found, "refused", None):  # invented values the model gave: never used
-            model_notes["refused"] = dict(found.refused)  # type: ignore[attr-defined]
-        errors = [getattr(found, "error", None)]
+        errors: list[str | None] = []
         llm = services.chat_model("tool", context.model)
         if calls and llm is not None and task.agent is None and not task.sensitive_slots:
             cached = cached_calls(
@@ -88,6 +98,8 @@ def make_slot_filling_node(services: Services) -> Node:
                 }
                 errors.append(plan.error)
                 calls = plan.calls or calls
+        if calls and not missing:
+            calls = [*calls, *batched_calls(services, state)]
         error = "; ".join(e for e in errors if e) or None
         note = protocol_message(
             state,
@@ -98,32 +110,25 @@ def make_slot_filling_node(services: Services) -> Node:
                 "status": "success" if not missing else "incomplete",
                 "slot": slots,
                 "missing": missing,
-                "invalid": found.invalid,
+                "invalid": invalid,
                 **model_notes,
             },
             tool_calls=calls,
             confidence=state.get("confidence", 1.0) * (0.8 if error else 1.0),
             error=error,
         )
-        return {
-            "slots": new_slots,
+        update: dict[str, Any] = {
             "missing_slots": missing,
-            "invalid_slots": found.invalid,
             "slot_offers": {k: v for k, v in offer.offered.items() if k in missing},
             "pending_tool_calls": calls,
             "step_count": 1,
             "protocol": [note],
         }
+        if new_slots:
+            update["slots"] = new_slots
+        return update
 
     return slot_filling
-
-
-def _read(found: SlotResult, known: dict[str, Any]) -> dict[str, Any]:
-    """Return the message's slots, an ambiguous answer read as the question still open."""
-    if not found.either:
-        return dict(found.slots)
-    reading = next((r for r in found.either if not r.keys() & known.keys()), found.either[0])
-    return {**reading, **found.slots}
 
 
 def _closed(state: AgentState, runtime: Runtime[Context], sentence: str) -> dict[str, Any]:
@@ -168,6 +173,26 @@ def _suggested(
         services.catalog, state.get("language", "zh"), services.catalog.scenario_of.get(task.intent)
     )
     return task.suggest(asked, text[:HINT_CHARS], run, voice)
+
+
+def batched_calls(services: Services, state: AgentState) -> list[ToolCall]:
+    """Plan the calls of the tasks that run in this step beside the active one.
+
+    They are independent reads of the same message ("北京和上海"): complete, low-risk, no
+    secret (``understanding.engine`` batches only such tasks). Each call carries its task.
+    """
+    calls: list[ToolCall] = []
+    for frame in state.get("task_stack") or []:
+        if frame["status"] != "batched":
+            continue
+        task = services.catalog.task(frame["intent"])
+        if task is None:
+            continue
+        planned, missing = plan_tool_calls(task, dict(frame["slots"]), frame["task_id"])
+        if missing:
+            continue
+        calls.extend({**call, "task_id": frame["task_id"]} for call in planned)
+    return calls
 
 
 def model_plan(

@@ -57,8 +57,11 @@ class SlotResult:
     """Slot name → ``"<value>: <reason>"`` for a value the user gave that is not usable."""
     either: tuple[dict[str, Any], ...] = ()
     """Readings of a message that could answer more than one question ("100000": a PIN or an
-    amount), the likelier first. Slot filling takes the first that fills only slots still
+    amount), the likelier first. Understanding takes the first that fills only slots still
     missing, else the first: an answer never overwrites what the user already said."""
+    several: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    """A slot the message names more than one value for, each a request of its own ("北京和
+    上海", two order numbers): understanding starts one task per value."""
 
 
 @dataclass(frozen=True)
@@ -218,6 +221,9 @@ class Scenario:
     """Agent name → the tools only that agent has (its own registry)."""
     beyond: tuple[Beyond, ...] = ()
     """Requests about this scenario it cannot serve here, which a person takes over."""
+    shown: Mapping[str, Callable[[Any, str], str]] = field(default_factory=dict)
+    """Slot → how its value is said to a person in a language (``amount_cents`` 5000, "zh"
+    → "50.00 元"), when the stored value is not what they said (a change is stated so)."""
     seed: Seed | None = None
     """Demo schema and rows."""
 

@@ -15,15 +15,21 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from nodes.actions import confirm_then_run
-from nodes.common import Node, context_of, only_changes, protocol_fields, tool_context
+from nodes.common import (
+    Node,
+    latest_user_message,
+    message_text,
+    only_changes,
+    protocol_fields,
+    tool_context,
+)
 from nodes.plan_cache import learn_from_results
+from nodes.prompts import Voice
 from nodes.services import Services
-from nodes.slot_filling import display_values, plan_tool_calls, vault_sensitive
+from nodes.slot_filling import display_values
 from state import AgentState, Context, ProtocolMessage, ToolCall, ToolResult
 from tools.client_view import client_view
-from tools.executor import Decision
 from tools.guards import TaskHistory
-from tools.intake import revealed
 
 
 def make_tool_node(services: Services) -> Node:
@@ -32,31 +38,32 @@ def make_tool_node(services: Services) -> Node:
     def tool(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
         """Run every planned call; identity comes from the runtime context, not the call."""
         executor = services.executor
-        ctx = tool_context(
-            runtime,
-            services,
-            task_id=state.get("task_id", ""),
-            results=state.get("tool_results") or [],
-            step_count=state.get("step_count", 0),
+        ctx = replace(
+            tool_context(
+                runtime,
+                services,
+                task_id=state.get("task_id", ""),
+                results=state.get("tool_results") or [],
+                step_count=state.get("step_count", 0),
+            ),
+            requested=requested_effects(services, state),
         )
         all_calls = state.get("pending_tool_calls") or []
         planned_tools = {call["name"] for call in all_calls}
         later = [c for c in all_calls if _depends_on(services, c, planned_tools)]
         first = [c for c in all_calls if c not in later]
-        user_id = context_of(runtime).user_id
+        voice = Voice(services.catalog, state.get("language", "zh"))
         outcome = confirm_then_run(
             executor,
-            first,
+            [_untagged(call) for call in first],
             ctx,
             language=state.get("language", "zh"),
             display=display_values(dict(state.get("slots") or {})),
-            revise=lambda answer, decisions: _corrections(
-                services, state, answer, decisions, user_id
-            ),
+            preface=changes_said(state, voice, services),
             answer=state.get("answer"),
         )
-        if outcome.revision is not None:
-            return outcome.revision
+        if outcome.reread is not None:
+            return reread(state, outcome.reread)
         results = outcome.results
         for call in later:
             after = replace(
@@ -66,7 +73,7 @@ def make_tool_node(services: Services) -> Node:
                 ),
             )
             result: ToolResult = executor.execute(  # type: ignore[assignment]
-                dict(call), after, decision=outcome.decision
+                _untagged(call), after, decision=outcome.decision
             )
             results.append(result)
         learn_from_results(services, state, [*first, *later], results, role=ctx.user_role)
@@ -89,6 +96,8 @@ def _record(
     notes: list[dict[str, Any]] = []
     language = state.get("language", "zh")
     for call, result in zip(calls, results, strict=True):
+        if call.get("task_id"):
+            result["task_id"] = call["task_id"]
         call_id = f"{call['id']}_{attempt}"
         # Messages and protocol are what clients read: the client view only. The full
         # envelope (request id, latency, flags) stays in ``tool_results`` and the audit log.
@@ -121,7 +130,11 @@ def _record(
                 ),
             ).validated()
         )
-    failed = next((r for r in results if r.get("status") != "success"), None)
+    # a step that also served other tasks of the message (an independent read) fails only
+    # by its own task's calls; the reply says how each of the others went
+    failed = next(
+        (r for r in results if r.get("status") != "success" and not r.get("task_id")), None
+    )
     return {
         "messages": messages,
         "protocol": notes,
@@ -147,36 +160,66 @@ def _announced_calls(state: AgentState) -> set[str]:
     return set()
 
 
-def _corrections(
-    services: Services,
-    state: AgentState,
-    answer: Any,
-    decisions: list[Decision] | None,
-    user_id: str,
-) -> dict[str, Any] | None:
-    """Read a correction given instead of a yes ("不对，是 6 月 21 号") as new slot values.
+def requested_effects(services: Services, state: AgentState) -> frozenset[str]:
+    """Return the tools with a side effect the user's request asked for.
 
-    Nothing runs: the call is re-planned from the corrected slots and asked about again.
+    Each task's own tool, and the on-request ones whose slot the user set ("到了通知我").
+    Nothing else may write, whoever planned it.
     """
-    task = services.catalog.task(state.get("intent"))
-    if not isinstance(answer, str) or task is None:
+    allowed: set[str] = set()
+    tasks = [(state.get("intent"), state.get("slots") or {})]
+    tasks += [
+        (frame["intent"], frame["slots"])
+        for frame in state.get("task_stack") or []
+        if frame["status"] == "batched"
+    ]
+    for intent, slots in tasks:
+        task = services.catalog.task(intent)
+        if task is None:
+            continue
+        allowed.add(task.tool)
+        allowed.update(tool for slot, tool in task.on_request if slots.get(slot))
+    return frozenset(allowed)
+
+
+def reread(state: AgentState, answer: str) -> dict[str, Any]:
+    """Send words given instead of a yes or a no back to understanding, as the user's message.
+
+    A typed answer is the latest message already; a resume value becomes one. Nothing ran.
+    """
+    update: dict[str, Any] = {"decision": "reread", "step_count": 1, "answer": None}
+    latest = latest_user_message(state)
+    if latest is None or message_text(latest) != answer:
+        update["messages"] = [HumanMessage(content=answer)]
+    return update
+
+
+def changes_said(state: AgentState, voice: Voice, services: Services) -> str | None:
+    """Say what the user just changed ("已将转账金额改为 50.00 元。"), if anything."""
+    changes = state.get("corrected") or []
+    if not changes:
         return None
-    answer = revealed(answer, user_id, services.database)  # intake tokens, in memory only
-    found = services.understand.extract_slots(answer, task.intent).slots
-    old = state.get("slots") or {}
-    changed = {k: v for k, v in found.items() if old.get(k) != v}
-    if not changed:
-        return None
-    changed = vault_sensitive(task, changed, services, user_id)
-    calls, missing = plan_tool_calls(task, {**old, **changed}, state.get("task_id", ""))
-    return {
-        "slots": changed,
-        "pending_tool_calls": calls,
-        "missing_slots": missing,
-        "decision": "revise",
-        "step_count": 1,
-        "answer": None,
-    }
+    prefer = services.catalog.scenario_of.get(state.get("intent", ""))
+    own = replace(voice, prefer=prefer)
+    said = []
+    for change in changes:
+        name = change["slot"]
+        label = own.text(f"slot.{name}") or name
+        value = show_value(services, state.get("intent", ""), name, change["value"], voice.language)
+        said.append(own.say("changed", slot=label, value=value))
+    return "".join(said)
+
+
+def show_value(services: Services, intent: str, slot: str, value: Any, language: str) -> str:
+    """Return a slot's value as a person reads it (the scenario's ``shown``, if any)."""
+    scenario = services.catalog.scenario_of.get(intent)
+    shown = scenario.shown.get(slot) if scenario is not None else None
+    return shown(value, language) if shown is not None else str(value)
+
+
+def _untagged(call: ToolCall) -> dict[str, Any]:
+    """The call as the executor takes it: ``{id, name, parameters}``."""
+    return {"id": call["id"], "name": call["name"], "parameters": call["parameters"]}
 
 
 def _depends_on(services: Services, call: ToolCall, planned: set[str]) -> bool:

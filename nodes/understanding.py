@@ -61,6 +61,9 @@ class IntentResult:
     """Who answered: ``rules`` or ``model`` (a model's failure is answered by the rules)."""
     error: str | None = None
     """Why a configured model's answer was not used; the protocol records it."""
+    cued: bool = False
+    """The intent has a cue of its own in the message, not only a topic word or an entity
+    (an order number, a city): a clause that names a request, not one that answers one."""
 
 
 class Understanding(Protocol):
@@ -205,6 +208,7 @@ class RuleBasedUnderstanding:
             language=detect_language(text),
             evidence=tuple(evidence),
             candidates=tuple(intent for intent, _ in ranked if intent in specific),
+            cued=best_intent in specific,
         )
 
 

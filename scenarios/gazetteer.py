@@ -45,6 +45,20 @@ def known_city(text: str) -> str | None:
     return None
 
 
+def known_cities(text: str) -> list[str]:
+    """Return every known city named in ``text``, in the order named, each once."""
+    found: list[tuple[int, str]] = []
+    for chinese in CITY_NAMES:
+        at = text.find(chinese)
+        if at >= 0:
+            found.append((at, chinese))
+    for english, pattern in _ENGLISH_NAMES:
+        match = pattern.search(text)
+        if match:
+            found.append((match.start(), english))
+    return list(dict.fromkeys(name for _, name in sorted(found)))
+
+
 _ENGLISH_NAMES = tuple(
     (english, re.compile(rf"\b{re.escape(english)}\b", re.IGNORECASE))
     for english in CITY_NAMES.values()

@@ -73,6 +73,7 @@ ErrorType = Literal[
     "permission_denied",
     "rate_limited",
     "circuit_open",
+    "not_requested",
     "system",
 ]
 DecisionKind = Literal["approve", "reject", "edit"]
@@ -378,6 +379,14 @@ class ActionExecutor:
                 status="rejected",
                 error_type="permission_denied",
                 message=f"role {ctx.user_role!r} may not use {name} ({card.permission})",
+                request_id=request_id,
+            )
+        if ctx.requested is not None and card.writes and name not in ctx.requested:
+            return envelope(
+                tool=name,
+                status="rejected",
+                error_type="not_requested",
+                message=f"{name} changes something the user did not ask for in this task",
                 request_id=request_id,
             )
         if card.owner_of is not None and not self.registry.permissions.acts_on_any_owner(

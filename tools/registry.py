@@ -73,6 +73,10 @@ class ToolContext:
     """What the task has done so far, for prerequisites and guards."""
     settings: Settings = field(default_factory=get_settings)
     """Configuration (backend URLs, a fixed "today"), injected rather than read from env."""
+    requested: frozenset[str] | None = None
+    """The tools with a side effect the user's request asked for in this task (the task's own
+    tool, an asked-for notification). A call of any other tool that writes is refused
+    (``not_requested``), whoever planned it; ``None``: not checked (code-planned chains)."""
     request_id: str = ""
     """The executor's request id for this call, set just before the handler runs.
 
@@ -146,6 +150,8 @@ class ToolCard:
     """Deadline for one attempt."""
     rate_limit: str | None = None
     """Per-user limit such as ``10/minute``."""
+    side_effect: bool | None = None
+    """Changes something outside (a write, a message sent); ``None``: inferred (``writes``)."""
     cache_ttl_s: float | None = None
     """Cache successful results this long; read-only idempotent tools only."""
     version: str = "1"
@@ -177,6 +183,13 @@ class ToolCard:
         if self.cache_ttl_s and not self.idempotent:
             msg = f"tool {self.name!r}: only idempotent tools may be cached"
             raise InvalidToolCardError(msg)
+
+    @property
+    def writes(self) -> bool:
+        """Whether a call changes something: as declared, else not idempotent or high risk."""
+        if self.side_effect is not None:
+            return self.side_effect
+        return not self.idempotent or self.risk == "high"
 
     def json_schema(self) -> dict[str, Any]:
         """Return the JSON Schema of the parameters, closed to unknown fields."""

@@ -15,6 +15,7 @@ from nodes.actions import confirm_then_run
 from nodes.common import Node, context_of, protocol_message, tool_context
 from nodes.prompts import Voice
 from nodes.services import Services
+from nodes.tool import changes_said, reread
 from scenarios.appointment.tools import in_period, patient_name
 from scenarios.appointment.wording import department_label
 from state import AgentState, Context, ToolResult
@@ -83,8 +84,11 @@ def make_appointment_node(services: Services) -> Node:
             ),
             before_effects=hold,
             provides=("hold_appointment_slot",),
+            preface=changes_said(state, voice, services),
             answer=state.get("answer"),
         )
+        if outcome.reread is not None:  # words, not a yes or a no: nothing was held or booked
+            return reread(state, outcome.reread)
         booking = outcome.results[-1]
         if booking.get("tool") != "book_appointment":
             return _done(state, runtime, results)  # the hold failed: nothing was booked

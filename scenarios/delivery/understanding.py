@@ -8,6 +8,7 @@ from datetime import date
 
 from nodes.tasks import Beyond, Cues, SlotResult
 from nodes.text_match import negated, normalize
+from scenarios.notify import asks_for_notification
 from tools.pii import looks_like_phone
 
 STRONG, WEAK = 1.0, 0.4
@@ -261,40 +262,10 @@ _NOT_ID_AFTER_HINT = re.compile(
     r"(?:订单号|单号|订单编号|order\s*(?:number|no\.?|id|#))\s*(?:是|为|:|：|is)?\s*([A-Za-z0-9-]{3,})",
     re.IGNORECASE,
 )
-_NOTIFY = re.compile(
-    r"通知(?:我|本人|一下|一声)|提醒(?:我|本人|一下)|短信|(?:发|来)(?:个|条|一条|一个)?(?:消息|信息|微信)"
-    r"|notify|notification|text me|text我|a text|ping me|message me|alert me|buzz me|call me|call我"
-    r"|打(?:个)?电话给我|给我打(?:个)?电话"
-    r"|send me an? (?:text|message|sms|note|notification)"
-)
-"""Asking to be told when it arrives, in words that say so on their own."""
-_TELL = re.compile(
-    r"告诉我|告知|(?:跟|和|给|同)我(?:说|讲)一?声|说一声|知会"
-    r"|let me know|tell me|give me a (?:call|shout|heads up)"
-)
-"""Words that ask for a notification only after a condition ("到了告诉我", not "告诉我状态")."""
-_ARRIVAL = re.compile(
-    r"到了|送到|送达|到的时候|到时|完成后|之后|后(?:请|烦请|麻烦)?|\bwhen\b|\bonce\b|as soon as"
-)
 REFUND_SPLIT_VERB = re.compile(r"退[^，,。.!！?？不]{0,3}?(?:款|钱)")
 """退…款 / 退…钱 with a word in between ("退个款", "退我点钱") is a refund."""
 NOTIFY_SUPPORT = 0.6
 """An asked-for notification supports a status question (the notification rides on it)."""
-
-
-def asks_for_notification(text: str) -> bool:
-    """Say whether ``text`` asks to be notified when the order arrives ("不用通知我" does not)."""
-    normal = normalize(text)
-    for match in _NOTIFY.finditer(normal):
-        if not negated(normal, match.start()):
-            return True
-    for match in _TELL.finditer(normal):
-        arrival = _ARRIVAL.search(normal)
-        if arrival is None or negated(normal, match.start()):
-            continue
-        if arrival.start() < match.start() or arrival.group().strip().isascii():
-            return True
-    return False
 
 
 def find_order_ids(text: str) -> tuple[list[str], list[str]]:
@@ -353,8 +324,8 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     extra = {"notify": "sms"} if notify else {}
     if len(found) == 1:
         return SlotResult(slots={"order_id": found[0], **extra})
-    if len(found) > 1:
-        return SlotResult(invalid={"order_id": "multiple: " + ", ".join(found)})
+    if len(found) > 1:  # "OD-1 和 OD-2 到哪了": a request for each
+        return SlotResult(slots=extra, several={"order_id": tuple(found)})
     if rejected:
         return SlotResult(slots=extra, invalid={"order_id": rejected[0]})
     return SlotResult(slots=extra)

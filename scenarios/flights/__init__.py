@@ -22,6 +22,7 @@ SCENARIO = Scenario(
                 "passenger_id",
             ),
             sensitive_slots=("passenger_id",),
+            on_request=(("notify", "notify_booking"),),
         ),
     ),
     cards=FLIGHT_TOOLS,

@@ -7,7 +7,7 @@ only this handler resolves it, and the booking keeps the token and the masked nu
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -157,6 +157,36 @@ def booking_status(args: FlightBooking, ctx: ToolContext) -> dict[str, Any] | No
     )
 
 
+class BookingNotice(FlightBooking):
+    """Arguments of the text message about a booking just made: the booking's, and a channel."""
+
+    channel: Literal["sms", "in_app"] = Field(
+        default="sms", description="sms (text message) or in_app (站内信)."
+    )
+
+
+def notify_booking(args: BookingNotice, ctx: ToolContext) -> dict[str, Any]:
+    """Send the user the booking they just made (it must exist: ``requires`` the booking)."""
+    db = ctx.database()
+    booking = booking_status(args, ctx)
+    if booking is None:
+        msg = "no booking on that date for this passenger"
+        raise ResourceNotFoundError(msg, details={"reason": "no_booking"})
+    content = (
+        f"您已预订 {booking['departure_date']} {booking['origin']}→{booking['destination']} "
+        f"{booking['flight_no']} 航班，{booking['depart_time']} 起飞，订单号 {booking['booking_id']}。"
+    )
+    with db.transaction() as conn:
+        ledger = ctx.ledger(conn, tool="notify_booking")
+        conn.execute(
+            "INSERT INTO notifications (user_id, channel, content) VALUES (?, ?, ?)",
+            (ctx.user_id, args.channel, content),
+        )
+        return ledger.record(
+            {"booking_id": booking["booking_id"], "channel": args.channel, "sent": True}
+        )
+
+
 def _summarize(data: dict[str, Any]) -> str:
     return (
         f"booked {data['booking_id']}: {data['flight_no']} {data['departure_date']} "
@@ -182,5 +212,20 @@ FLIGHT_TOOLS = (
         status_lookup=booking_status,
         timeout_s=5.0,
         summarize=_summarize,
+    ),
+    ToolCard(
+        name="notify_booking",
+        description="Text the user the booking just made (flight, time, booking number).",
+        when_to_use="Only when the user asked to be told once it is booked (订好了通知我).",
+        when_not_to_use="Never to reply in the conversation; never unasked; never before the "
+        "booking succeeded.",
+        parameters=BookingNotice,
+        returns="booking_id, channel, sent.",
+        handler=notify_booking,
+        idempotent=False,
+        permission="flight:book",
+        domain="flight",
+        requires=("book_flight_ticket",),
+        rate_limit="5/minute",
     ),
 )

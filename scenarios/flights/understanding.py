@@ -11,6 +11,7 @@ from nodes.tasks import Beyond, Cues, SlotResult
 from nodes.text_match import normalize
 from scenarios.dates import find_date, is_past
 from scenarios.gazetteer import city_pattern
+from scenarios.notify import asks_for_notification
 from tools.vault import id_card_problem, mask_id_card
 
 CUES: dict[str, Cues] = {
@@ -114,6 +115,8 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
             and not _NOT_IN_NAMES.search(alone.group(1))  # "高铁票", "周末吧"
         ):
             slots["passenger_name"] = alone.group(1)
+    if asks_for_notification(text):  # "订好了通知我": a text message once it is booked
+        slots["notify"] = "sms"
     if number:
         problem = id_card_problem(number.group(1))
         if problem:

@@ -52,6 +52,14 @@ WORDING: Wording = {
         "zh": "已为{passenger_name}（身份证 {passenger_id}）预订 {departure_date} {origin}→{destination} 的 {flight_no} 航班，{depart_time} 起飞，{arrive_time} 到达，订单号 {booking_id}，票价 {price} 元。",
         "en": "Booked {flight_no} from {origin} to {destination} on {departure_date} for {passenger_name} (ID {passenger_id}): departs {depart_time}, arrives {arrive_time}. Booking {booking_id}, fare ¥{price}.",
     },
+    "booking_notice_sent": {
+        "zh": "已按您的要求短信通知您这张机票的信息。",
+        "en": "As you asked, I've texted you the booking.",
+    },
+    "booking_notice_not_sent": {
+        "zh": "没有订成，所以没有发送通知。",
+        "en": "Nothing was booked, so no text was sent.",
+    },
     "flight_unavailable": {
         "zh": "{departure_date} {origin}→{destination} 没有可订的航班（{reason}）。要换个日期吗？",
         "en": "There is no seat from {origin} to {destination} on {departure_date} ({reason}). Another date?",
@@ -83,4 +91,16 @@ def describe_flight(result: ToolResult, state: AgentState, speaker: Speaker) -> 
     return speaker.say("handoff", task=speaker.label(state.get("intent", "")))
 
 
-DESCRIBE: dict[str, Describer] = {"book_flight_ticket": describe_flight}
+def describe_notice(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
+    """Say the booking was texted, or that nothing was sent because nothing was booked."""
+    if result.get("status") == "success":
+        return speaker.say("booking_notice_sent")
+    if (result.get("data") or {}).get("requires"):
+        return speaker.say("booking_notice_not_sent")
+    return speaker.say("handoff", task=speaker.label(state.get("intent", "")))
+
+
+DESCRIBE: dict[str, Describer] = {
+    "book_flight_ticket": describe_flight,
+    "notify_booking": describe_notice,
+}

@@ -7,7 +7,7 @@ from scenarios.transfer import understanding
 from scenarios.transfer.agent import AGENT, TRANSFER_TOOL, make_finance_node
 from scenarios.transfer.seed import SEED
 from scenarios.transfer.tools import BALANCE_TOOLS, FINANCE_TOOLS
-from scenarios.transfer.wording import DESCRIBE, WORDING
+from scenarios.transfer.wording import DESCRIBE, WORDING, say_amount
 
 SCENARIO = Scenario(
     name="transfer",
@@ -36,5 +36,6 @@ SCENARIO = Scenario(
     wording=WORDING,
     describe=DESCRIBE,
     agents={AGENT: make_finance_node},
+    shown={"amount_cents": lambda cents, language: say_amount(int(cents), language)},
     seed=SEED,
 )

@@ -18,7 +18,9 @@ from langgraph.runtime import Runtime
 
 from nodes.actions import confirm_then_run
 from nodes.common import Node, context_of, protocol_message, tool_context
+from nodes.prompts import Voice
 from nodes.services import Services
+from nodes.tool import changes_said, reread
 from scenarios.transfer.tools import payer_account
 from state import AgentState, Context, ToolResult, append_protocol, append_results
 from tools.executor import envelope
@@ -69,6 +71,10 @@ class FinanceState(TypedDict, total=False):
     """The step that stopped the chain, if any."""
     answer: Any
     """The person's typed answer to the confirmation, when it came as a new message."""
+    preface: str | None
+    """What the user just changed, said before the confirmation question."""
+    reread: str | None
+    """Words given instead of a yes or a no: nothing ran; understanding reads them."""
 
 
 class StepNode(Protocol):
@@ -119,8 +125,11 @@ def make_step(services: Services, tool: str) -> StepNode:
             [{"name": tool, "parameters": _arguments(tool, state)}],
             ctx,
             language=state.get("language", "zh"),
+            preface=state.get("preface"),
             answer=state.get("answer"),
         )
+        if outcome.reread is not None:
+            return {"reread": outcome.reread}
         result = outcome.results[0]
         note = protocol_message(
             {"task_id": state.get("task_id", "")},
@@ -154,7 +163,7 @@ def build_finance_agent(services: Services) -> CompiledStateGraph[Any, Any, Any,
 
     def route_chain(state: FinanceState) -> str:
         """Go to the next step after a success; stop the chain at the first failure."""
-        if state.get("failed"):
+        if state.get("failed") or state.get("reread"):
             return END
         done = {s.get("tool") for s in state.get("steps") or []}
         remaining = [tool for tool in chain_of(state) if tool not in done]
@@ -240,9 +249,14 @@ def make_finance_node(services: Services) -> Node:
                 "parent_task_id": parent_task,
                 "language": state.get("language", "zh"),
                 "answer": state.get("answer"),
+                "preface": changes_said(
+                    state, Voice(services.catalog, state.get("language", "zh")), services
+                ),
             },
             context=runtime.context,
         )
+        if out.get("reread"):
+            return reread(state, str(out["reread"]))
         steps = out.get("steps") or []
         back = protocol_message(
             state,

@@ -162,3 +162,9 @@ DESCRIBE: dict[str, Describer] = {
     "approve_large_refund": describe_large_refund,
     "query_my_balance": describe_balance,
 }
+
+
+def say_amount(cents: int, language: str) -> str:
+    """An amount in cents as a person says it: "50.00 元", "50.00 yuan"."""
+    unit = "yuan" if language == "en" else "元"
+    return f"{cents / 100:,.2f} {unit}"

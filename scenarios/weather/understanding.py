@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from datetime import date
 
 from nodes.tasks import Cues, SlotResult
-from scenarios.gazetteer import known_city
+from scenarios.gazetteer import known_cities, known_city
 
 CUES: dict[str, Cues] = {
     "QUERY_WEATHER": (
@@ -97,6 +97,11 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
 
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:
-    """Find the city."""
+    """Find the city; two cities named ("北京和上海") are a question about each."""
+    cities = [
+        c for c in known_cities(text) if not re.search(rf"{_TRAVEL}\s*{re.escape(c)}", text, re.I)
+    ]
+    if len(cities) > 1:
+        return SlotResult(several={"city": tuple(cities)})
     city = find_city(text)
     return SlotResult(slots={"city": city}) if city else SlotResult()

@@ -1,9 +1,11 @@
 """The compiled graph with a model in the loop, over the real Chat Completions wire format.
 
-The fake server (``tests.fakes.openai_server``) answers by request kind: intent and slot
-requests carry a ``json_schema`` response format named ``understanding`` / ``slots`` /
-``critique``, a planning request carries ``tools``, a reply request neither. Every test
-asserts what reached the handlers (a recording wrapper around the real ones) and the database.
+The fake server (``tests.fakes.openai_server``) answers by request kind: understanding and
+critique requests carry a ``json_schema`` response format named ``commands`` / ``critique``,
+a planning request carries ``tools``, a reply request neither. Understanding is the one model
+call a turn (``REACH_MODEL``); planning and critique run only where a test turns them on
+(``REACH_TOOL_MODEL``, ``REACH_REFLECT_MODEL``). Every test asserts what reached the handlers
+(a recording wrapper around the real ones) and the database.
 """
 
 from __future__ import annotations
@@ -53,9 +55,27 @@ class Script:
         return self
 
 
-def intent(name: str, logprob: float = -0.05, notify: bool = False) -> Scripted:
-    content = json.dumps({"intent": name, "notify": notify})
-    return Scripted(content=content, logprobs=label_logprobs(content, name, logprob))
+def command(kind: str, task: str = "none", **slots: str) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "task": task,
+        "slots": [{"name": k, "value": v} for k, v in slots.items()],
+    }
+
+
+def commands(*items: dict[str, Any], logprob: float = -0.05) -> Scripted:
+    """A command list as the model answers it, the first task's label at ``logprob``."""
+    content = json.dumps({"commands": list(items)}, ensure_ascii=False)
+    label = next((i["task"] for i in items if i["task"] != "none"), None)
+    tokens = label_logprobs(content, label, logprob) if label else None
+    return Scripted(content=content, logprobs=tokens)
+
+
+def intent(name: str, logprob: float = -0.05, **slots: str) -> Scripted:
+    """The model starts one task (or can't tell, for ``UNKNOWN``)."""
+    if name == "UNKNOWN":
+        return commands(command("cannot_tell"))
+    return commands(command("start", name, **slots), logprob=logprob)
 
 
 def content_call(name: str, **arguments: Any) -> Scripted:
@@ -70,6 +90,13 @@ def model_env(monkeypatch, openai_server):
     set_env(monkeypatch, "REACH_MODEL_TIMEOUT_S", "5")
     set_env(monkeypatch, "REACH_TODAY", "2024-06-18")
     return Script(openai_server)
+
+
+@pytest.fixture
+def planning(monkeypatch, model_env):
+    """The tool step plans with the model too (opt in: it costs a second call)."""
+    set_env(monkeypatch, "REACH_TOOL_MODEL", "fake-model")
+    return model_env
 
 
 @pytest.fixture
@@ -112,14 +139,18 @@ def refunds(db):
     return db.query("SELECT order_id, user_id, status FROM refunds")
 
 
-def test_multi_turn_refund_driven_by_model_output(model_app, model_env, db, handled):
+def test_multi_turn_refund_driven_by_model_output(model_app, planning, db, handled):
     app = model_app()
-    model_env.add("understanding", intent("REQUEST_REFUND"), intent("REQUEST_REFUND"))
-    model_env.add("slots", Scripted(content=json.dumps({"order_id": None})))
+    model_env = planning
+    model_env.add(
+        "commands",
+        intent("REQUEST_REFUND"),
+        commands(command("set", "REQUEST_REFUND", order_id="OD-20240618-002")),
+    )
     model_env.add(
         "plan", content_call("request_refund", order_id="OD-20240618-002", reason="菜全洒了")
     )
-    out = say(app, "收到的菜全洒了，这钱我不想花了")  # the rules say UNKNOWN here
+    out = say(app, "收到的菜全洒了，这钱我不想花了")
     first = stages(out, "intent")[-1]
     assert first["content"]["intent"] == "REQUEST_REFUND"
     assert first["content"]["source"] == "model"
@@ -136,9 +167,46 @@ def test_multi_turn_refund_driven_by_model_output(model_app, model_env, db, hand
     assert db.query("SELECT reason FROM refunds")[0]["reason"] == "菜全洒了"
 
 
-def test_parallel_calls_in_one_message_run_as_one_plan(model_app, model_env, handled):
+def test_an_asked_for_notification_runs_with_one_model_call(model_app, model_env, handled):
     app = model_app("query_order_status", "send_notification")
-    model_env.add("understanding", intent("CHECK_ORDER_STATUS"))
+    model_env.add(
+        "commands",
+        intent("CHECK_ORDER_STATUS", order_id="OD-20240618-001", notify="yes"),
+    )
+    out = say(app, "OD-20240618-001 到哪了？送到的时候给我发个消息吧")
+    assert [name for name, _ in handled] == ["query_order_status", "send_notification"]
+    assert len(model_env.seen["commands"]) == 1 and not model_env.seen["plan"]
+    assert stages(out, "intent")[-1]["content"]["source"] == "model"
+
+
+def test_a_notification_nobody_asked_for_is_refused(model_app, planning, handled):
+    app = model_app("query_order_status", "send_notification")
+    planning.add("commands", intent("CHECK_ORDER_STATUS", order_id="OD-20240618-001", notify="yes"))
+    planning.add(
+        "plan",
+        Scripted(
+            tool_calls=[
+                {"name": "query_order_status", "arguments": {"order_id": "OD-20240618-001"}},
+                {
+                    "name": "send_notification",
+                    "arguments": {"order_id": "OD-20240618-001", "channel": "sms"},
+                },
+            ]
+        ),
+    )
+    out = say(app, "OD-20240618-001 到哪了？")  # the model's notify flag: the user never said it
+    assert [name for name, _ in handled] == ["query_order_status"]
+    note = stages(out, "intent")[-1]["content"]
+    assert note["refused"] == {"notify": "yes"}
+    results = {r["tool"]: r.get("error_type") for r in out["tool_results"]}
+    assert results == {"query_order_status": None, "send_notification": "not_requested"}
+    assert "配送中" in out["messages"][-1].content
+
+
+def test_parallel_calls_in_one_message_run_as_one_plan(model_app, planning, handled):
+    app = model_app("query_order_status", "send_notification")
+    model_env = planning
+    model_env.add("commands", intent("CHECK_ORDER_STATUS", order_id="OD-20240618-001"))
     model_env.add(
         "plan",
         Scripted(
@@ -151,7 +219,6 @@ def test_parallel_calls_in_one_message_run_as_one_plan(model_app, model_env, han
             ]
         ),
     )
-    # "给我发个消息" is not among the rules' notification cues: the model adds the call
     out = say(app, "OD-20240618-001 到哪了？送到的时候给我发个消息吧")
     assert sorted(name for name, _ in handled) == ["query_order_status", "send_notification"]
     assert {r["tool"]: r["status"] for r in out["tool_results"]} == {
@@ -162,9 +229,10 @@ def test_parallel_calls_in_one_message_run_as_one_plan(model_app, model_env, han
     assert len(model_env.seen["plan"][0]["tools"]) <= 8
 
 
-def test_malformed_arguments_go_back_once_and_the_repair_runs(model_app, model_env, handled):
+def test_malformed_arguments_go_back_once_and_the_repair_runs(model_app, planning, handled):
     app = model_app("query_order_status")
-    model_env.add("understanding", intent("CHECK_ORDER_STATUS"))
+    model_env = planning
+    model_env.add("commands", intent("CHECK_ORDER_STATUS"))
     model_env.add(
         "plan",
         Scripted(content='```json\n{"name": "query_order_status", "arguments": {"order": 1}}\n```'),
@@ -178,9 +246,10 @@ def test_malformed_arguments_go_back_once_and_the_repair_runs(model_app, model_e
     assert stages(out, "slot_filling")[-1]["content"]["planner"]["rounds"] == 2
 
 
-def test_a_hallucinated_tool_is_refused_and_the_rules_plan_runs(model_app, model_env, handled):
+def test_a_hallucinated_tool_is_refused_and_the_rules_plan_runs(model_app, planning, handled):
     app = model_app("query_order_status")
-    model_env.add("understanding", intent("CHECK_ORDER_STATUS"))
+    model_env = planning
+    model_env.add("commands", intent("CHECK_ORDER_STATUS"))
     model_env.add(
         "plan",
         Scripted(
@@ -199,15 +268,18 @@ def test_a_hallucinated_tool_is_refused_and_the_rules_plan_runs(model_app, model
     assert [r["tool"] for r in out["tool_results"]] == ["query_order_status"]
 
 
-def test_an_invented_order_id_never_reaches_a_handler(model_app, model_env, db, handled):
+def test_an_invented_order_id_never_reaches_a_handler(model_app, planning, db, handled):
     app = model_app()
-    # turn 1: the model's slot answer invents an id the user never said
-    model_env.add("understanding", intent("REQUEST_REFUND"), intent("REQUEST_REFUND"))
-    model_env.add("slots", Scripted(content=json.dumps({"order_id": "OD-20240618-001"})))
+    model_env = planning
+    # turn 1: the model's command invents an id the user never said
+    model_env.add(
+        "commands",
+        intent("REQUEST_REFUND", order_id="OD-20240618-001"),
+        commands(command("set", "REQUEST_REFUND", order_id="OD-20240618-002")),
+    )
     out = say(app, "我要退款，东西坏了")
-    slot_note = stages(out, "slot_filling")[-1]["content"]
-    assert slot_note["refused"] == {"order_id": "OD-20240618-001"}
-    assert slot_note["missing"] == ["order_id"]
+    assert stages(out, "intent")[-1]["content"]["refused"] == {"order_id": "OD-20240618-001"}
+    assert stages(out, "slot_filling")[-1]["content"]["missing"] == ["order_id"]
     # turn 2: the user names 002; the planner swaps in 001, which Alice also owns
     model_env.add("plan", content_call("request_refund", order_id="OD-20240618-001"))
     out = say(app, "OD-20240618-002")
@@ -220,11 +292,12 @@ def test_an_invented_order_id_never_reaches_a_handler(model_app, model_env, db, 
 
 
 def test_endpoint_500_falls_back_to_the_rules_and_the_protocol_says_so(
-    model_app, model_env, handled
+    model_app, planning, handled
 ):
     app = model_app("query_order_status")
+    model_env = planning
     model_env.defaults.update(
-        understanding=Scripted(status=500, content="boom"), plan=Scripted(status=503)
+        commands=Scripted(status=500, content="boom"), plan=Scripted(status=503)
     )
     out = say(app, "OD-20240618-001 到哪了")
     note = stages(out, "intent")[-1]
@@ -239,7 +312,7 @@ def test_a_timeout_falls_back_to_the_rules(model_app, model_env, monkeypatch, ha
     set_env(monkeypatch, "REACH_MODEL_TIMEOUT_S", "0.3")
     app = model_app("query_order_status")
     model_env.defaults.update(
-        understanding=Scripted(delay_s=30, content="{}"), plan=Scripted(delay_s=30, content="")
+        commands=Scripted(delay_s=30, content="{}"), plan=Scripted(delay_s=30, content="")
     )
     out = say(app, "OD-20240618-001 到哪了")
     assert "Timeout" in stages(out, "intent")[-1]["error"]
@@ -259,11 +332,12 @@ def test_a_run_can_switch_to_the_rules(model_app, model_env, handled):
     assert handled == [("query_order_status", {"order_id": "OD-20240618-001"})]
 
 
-def test_the_prompt_stays_bounded_over_fifty_turns(model_app, model_env, monkeypatch):
+def test_the_prompt_stays_bounded_over_fifty_turns(model_app, planning, monkeypatch):
     set_env(monkeypatch, "REACH_PLAN_CACHE", "off")  # a learned plan would skip the planner
     app = model_app("query_order_status")
+    model_env = planning
     model_env.defaults.update(
-        understanding=intent("CHECK_ORDER_STATUS"),
+        commands=intent("CHECK_ORDER_STATUS", order_id="OD-20240618-001"),
         plan=content_call("query_order_status", order_id="OD-20240618-001"),
     )
     for turn in range(50):
@@ -281,6 +355,10 @@ def test_the_prompt_stays_bounded_over_fifty_turns(model_app, model_env, monkeyp
     assert "第49次问" in last[-1]["content"] and "第0次问" not in json.dumps(
         last, ensure_ascii=False
     )
+    understood = [
+        len(json.dumps(body["messages"], ensure_ascii=False)) for body in model_env.seen["commands"]
+    ]
+    assert len(understood) == 50 and max(understood) - min(understood) < 200  # no history grows
 
 
 def flaky_registry(handled, failures):
@@ -305,10 +383,17 @@ def critique(action: str, **fields: Any) -> Scripted:
     return Scripted(content=json.dumps(body))
 
 
-def test_the_critique_can_give_up_and_hand_over(make_app, model_env, handled):
+@pytest.fixture
+def critiquing(monkeypatch, planning):
+    set_env(monkeypatch, "REACH_REFLECT_MODEL", "fake-model")
+    return planning
+
+
+def test_the_critique_can_give_up_and_hand_over(make_app, critiquing, handled):
     app = make_app(registry=flaky_registry(handled, failures=99))
+    model_env = critiquing
     model_env.defaults.update(
-        understanding=intent("CHECK_ORDER_STATUS"),
+        commands=intent("CHECK_ORDER_STATUS", order_id="OD-20240618-001"),
         plan=content_call("query_order_status", order_id="OD-20240618-001"),
     )
     model_env.add("critique", critique("give_up"))
@@ -321,11 +406,12 @@ def test_the_critique_can_give_up_and_hand_over(make_app, model_env, handled):
 
 
 def test_a_critique_with_an_invented_id_is_refused_and_the_rules_retry(
-    make_app, model_env, handled
+    make_app, critiquing, handled
 ):
     app = make_app(registry=flaky_registry(handled, failures=3))
+    model_env = critiquing
     model_env.defaults.update(
-        understanding=intent("CHECK_ORDER_STATUS"),
+        commands=intent("CHECK_ORDER_STATUS", order_id="OD-20240618-001"),
         plan=content_call("query_order_status", order_id="OD-20240618-001"),
     )
     model_env.add(
@@ -342,9 +428,7 @@ def test_a_critique_with_an_invented_id_is_refused_and_the_rules_retry(
 def test_a_model_sure_of_unknown_does_not_drop_the_pending_task(model_app, model_env, db):
     """Seen with the real model: a bare order id is UNKNOWN to it, with confidence 0.7."""
     app = model_app()
-    model_env.add("understanding", intent("REQUEST_REFUND"), intent("UNKNOWN", -0.01))
-    model_env.add("slots", Scripted(content=json.dumps({"order_id": None})))
-    model_env.add("plan", content_call("request_refund", order_id="OD-20240618-002"))
+    model_env.add("commands", intent("REQUEST_REFUND"), intent("UNKNOWN", -0.01))
     say(app, "收到的菜全洒了，这钱我不想花了")
     out = say(app, "OD-20240618-002")
     assert stages(out, "intent")[-1]["content"]["continues_task"] is True

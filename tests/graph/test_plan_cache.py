@@ -140,13 +140,18 @@ def test_a_cached_plan_still_asks_for_confirmation(app, planner, handled, plans,
     assert len(plans.plans()) == 1  # the user's "no" is not the plan's failure
 
 
-def test_words_the_slots_do_not_hold_are_never_replayed(app, planner, handled, plans):
-    # The model adds a notification the rules' cues miss ("喊我一声"): it ran, but the
-    # plan is not kept, or the next user of the same slot shape would get a message unasked.
+def test_a_side_effect_understanding_did_not_hear_is_refused_and_never_replayed(
+    app, planner, handled, plans
+):
+    # The planner adds a notification understanding did not hear asked for: the executor
+    # refuses it (not_requested), and the plan is not kept, or the next user of the same slot
+    # shape would get a message unasked.
     planner.push(status_and_sms_plan("OD-20240618-001"))
-    out = say(app, "OD-20240618-001 到哪了？送到了喊我一声")
+    out = say(app, "OD-20240618-001 到哪了？")
     assert "notify" not in out["slots"]
-    assert [name for name, _ in handled] == ["query_order_status", "send_notification"]
+    assert [name for name, _ in handled] == ["query_order_status"]
+    refused = [r for r in out["tool_results"] if r["tool"] == "send_notification"]
+    assert refused[0]["error_type"] == "not_requested"
     assert plans.plans() == []
     planner.push(status_plan("OD-20240618-002"))
     out = say(app, "OD-20240618-002 到哪了", thread="t2")

@@ -23,13 +23,16 @@ def test_a_typed_yes_answers_the_pending_refund_once(app, db):
     assert refunds(db) == ["OD-20240618-002"]
 
 
-def test_a_new_question_with_an_order_id_sets_the_refund_aside(app, db):
+def test_a_new_question_with_an_order_id_keeps_the_refund_pending_unrun(app, db):
     say(app, "我要退款 OD-20240618-002")
     out = say(app, "OD-20240618-001 到哪了？")
     texts = [m.content for m in out["messages"] if m.type == "ai"]
-    assert any("已取消" in t for t in texts)  # said so
-    assert "配送中" in out["messages"][-1].content  # and answered the new question
-    assert not pending(app) and refunds(db) == []
+    assert any("还在等您确认" in t and "没有执行" in t for t in texts)  # said so
+    assert any("配送中" in t for t in texts)  # answered the new question first
+    assert "接下来为您申请退款" in "".join(texts)  # then the refund is asked about again
+    assert pending(app) and refunds(db) == []
+    say(app, "确认")
+    assert refunds(db) == ["OD-20240618-002"]
 
 
 def test_a_correction_asks_again_about_the_corrected_order(app, db):

@@ -93,6 +93,7 @@ def test_model_view_is_openai_format_without_engineering_fields():
         "query_weather",
         "query_sales_report",
         "book_flight_ticket",
+        "notify_booking",
         "list_departments",
         "list_doctors",
         "list_free_slots",

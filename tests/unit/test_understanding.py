@@ -154,13 +154,18 @@ def test_order_id_is_extracted(text, order_id):
         ("OD-20241399-001", "bad date"),
         ("1234567890123", "13 digits"),
         ("订单号是 ABC-XYZ", "not an order number"),
-        ("OD-20240618-001 and OD-20240618-002", "multiple"),
     ],
 )
 def test_anything_else_is_not_an_order_id(text, reason):
     result = U.extract_slots(text, "CHECK_ORDER_STATUS")
     assert result.slots == {}
     assert reason in result.invalid["order_id"]
+
+
+def test_two_order_ids_are_two_requests():
+    result = U.extract_slots("OD-20240618-001 and OD-20240618-002", "CHECK_ORDER_STATUS")
+    assert result.slots == {} and result.invalid == {}
+    assert result.several == {"order_id": ("OD-20240618-001", "OD-20240618-002")}
 
 
 def test_no_order_id_is_ever_invented():

@@ -1,0 +1,504 @@
+"""The model generator: one structured call a turn, over any OpenAI-compatible endpoint.
+
+The model sees the tasks it may start (with their slots), the task waiting for slots, the
+action pending confirmation with its values, and the message (secrets masked); it answers
+with a list of commands in a JSON schema (``method="json_schema"``, which llama-server turns
+into a grammar). One call a turn is the budget: on CPU each costs the user seconds.
+
+Everything the model says is untrusted and checked before the engine sees it:
+
+- a task must be one the scenarios serve; a slot one of that task's;
+- a slot value must be evidenced by the message (``nodes.model_understanding.slot_supported``)
+  and is then normalized by the scenario's own extractor ("50" → 5000 cents, "21号" → a
+  date); a secret (PIN, ID number) only ever comes from the rules, and an on-request slot
+  (a notification) only when the rules heard it asked for;
+- a ``confirm`` counts only when the rules read a yes too: a model's misreading never
+  approves a payment (a ``reject`` is safe to take);
+- any failure (timeout, HTTP error, a refusal, output that does not parse) is answered by
+  the rules' reading, the error recorded.
+
+What the rules decide alone is never sent: a courtesy, a request for a person, a clear yes
+or no, a correction the rules read. In ``mixed`` mode the model is asked only when the rules
+are unsure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any, Literal
+
+from langgraph.errors import GraphBubbleUp
+
+from nodes.model_understanding import (
+    P_NO_LOGPROBS,
+    chat_model_for,
+    describe_error,
+    evidence_confidence,
+    label_probability,
+    normalize,
+    parse_choice,
+    slot_supported,
+)
+from nodes.tasks import ScenarioSet
+from nodes.understanding import IntentResult
+from tools.pii import mask_pii
+from understanding.commands import (
+    Cancel,
+    CannotTell,
+    Clarify,
+    Command,
+    CorrectSlot,
+    HandOff,
+    Reading,
+    Reject,
+    SetSlot,
+    Start,
+)
+from understanding.generator import CommandGenerator
+from understanding.rules import RuleCommandGenerator
+from understanding.view import DialogueView, TaskView
+
+FALLBACK_DISCOUNT = 0.8
+MODEL_KINDS = (
+    "start",
+    "set",
+    "correct",
+    "cancel",
+    "confirm",
+    "reject",
+    "clarify",
+    "handoff",
+    "cannot_tell",
+)
+NO_TASK = "none"
+MAX_COMMANDS = 4
+DESCRIPTION_CHARS = 60
+Method = Literal["json_schema", "function_calling"]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOption:
+    """One task as the model is told of it."""
+
+    intent: str
+    label: str
+    """"查询订单状态 / check an order"."""
+    slots: Mapping[str, str]
+    """Slot → a few words on what it is."""
+    flags: Mapping[str, Any]
+    """On-request slots → the value a raised flag stands for (``notify`` → ``sms``)."""
+    sensitive: frozenset[str]
+
+
+def task_options(catalog: ScenarioSet) -> list[TaskOption]:
+    """Describe every task for the model, from the scenario contract and the tool cards."""
+    cards = catalog.cards_by_name()
+    out: list[TaskOption] = []
+    for intent, task in catalog.tasks.items():
+        card = cards.get(task.tool)
+        slots = {name: _described(card, name) for name in task.required_slots}
+        flags: dict[str, Any] = {}
+        for slot, tool in task.on_request:
+            extra = cards.get(tool)
+            channel = extra.parameters.model_fields.get("channel") if extra else None
+            flags[slot] = channel.default if channel and channel.default else True
+            slots[slot] = "yes only if the user asks to be notified"
+        zh = catalog.wording(f"intent.{intent}", "zh") or intent
+        en = catalog.wording(f"intent.{intent}", "en") or intent
+        out.append(
+            TaskOption(intent, f"{zh} / {en}", slots, flags, frozenset(task.sensitive_slots))
+        )
+    return out
+
+
+def _described(card: Any, name: str) -> str:
+    if card is None:
+        return name
+    info = card.parameters.model_fields.get(name)
+    text = " ".join(((info.description if info is not None else None) or name).split())
+    return text.split(". ")[0][:DESCRIPTION_CHARS]
+
+
+class ModelCommandGenerator:
+    """Commands from a chat model in one structured call; the rules check and back it up."""
+
+    def __init__(
+        self,
+        llm: Any,
+        catalog: ScenarioSet,
+        rules: RuleCommandGenerator,
+        *,
+        mixed: bool = False,
+        threshold: float = 0.6,
+        today: Callable[[], date] = date.today,
+        method: Method = "json_schema",
+    ) -> None:
+        """Keep the model, the tasks it may name, and the rules it is checked against."""
+        self.llm = llm
+        self.catalog = catalog
+        self.rules = rules
+        self.mixed = mixed
+        self.threshold = threshold
+        self.today = today
+        self.options = {option.intent: option for option in task_options(catalog)}
+        self.system_prompt = self._prompt()
+        self._runnable = llm.with_structured_output(
+            self._schema(),
+            method=method,
+            strict=True if method == "json_schema" else None,
+            include_raw=True,
+        )
+
+    # ---- the generator -----------------------------------------------------------------
+    def generate(self, text: str, view: DialogueView) -> Reading:
+        """Read the message; ask the model unless the rules' reading settles it."""
+        rules = self.rules.generate(text, view)
+        if self._settled(rules, view):
+            return rules
+        try:
+            parsed, raw = self._call(text, view)
+        except _Failure as failure:
+            return _fallback(rules, str(failure))
+        commands, refused = self._checked(parsed, raw, text, view, rules)
+        if not commands:
+            return _fallback(rules, "invalid output: no usable command")
+        return Reading(
+            tuple(commands),
+            rules.language,
+            source="model",
+            model_calls=1,
+            prompt_tokens=_prompt_tokens(raw),
+            refused=refused,
+        )
+
+    def reconsider(self, text: str, view: DialogueView) -> Reading:
+        """A second look is the rules' alone: the turn's model call is spent."""
+        return self.rules.reconsider(text, view)
+
+    def _settled(self, rules: Reading, view: DialogueView) -> bool:
+        """The rules decide alone: acts, a clear yes or no, a correction they read."""
+        kinds = {c.kind for c in rules.commands}
+        if kinds & {"handoff", "chitchat", "cancel", "confirm", "reject"}:
+            return True
+        if view.pending is not None and "correct" in kinds:
+            return True
+        if not self.mixed:
+            return False
+        unsure = "cannot_tell" in kinds or rules.confidence < self.threshold
+        return not unsure
+
+    # ---- the call ------------------------------------------------------------------------
+    def _call(self, text: str, view: DialogueView) -> tuple[dict[str, Any], Any]:
+        messages = [("system", self.system_prompt), ("user", _situation(view, mask_pii(text)))]
+        try:
+            out = self._runnable.invoke(messages)
+        except GraphBubbleUp:
+            raise
+        except Exception as error:  # noqa: BLE001 - any model failure falls back to the rules
+            raise _Failure(describe_error(error)) from error
+        raw, parsed = out.get("raw"), out.get("parsed")
+        refusal = (getattr(raw, "additional_kwargs", None) or {}).get("refusal")
+        if refusal:
+            raise _Failure(f"refusal: {str(refusal)[:120]}")
+        if out.get("parsing_error") is not None:
+            raise _Failure(f"invalid output: {describe_error(out['parsing_error'])}")
+        if not isinstance(parsed, dict) or not isinstance(parsed.get("commands"), list):
+            raise _Failure(f"invalid output: {str(getattr(raw, 'content', ''))[:120]!r}")
+        return parsed, raw
+
+    def _prompt(self) -> str:
+        lines = [
+            "You read one customer message and say what it does, as commands for a service "
+            "agent. Answer in JSON.",
+            "Kinds: start = asks for a task now; set = answers what the waiting task asks; "
+            "correct = changes a value given before (also while an action waits for a yes); "
+            "cancel = drops a task; confirm / reject = yes / no to the action waiting; "
+            "clarify = could be two tasks; handoff = wants a person or complains; "
+            "cannot_tell = none of the tasks.",
+            "Several requests, or two cities or orders, are several commands. Copy slot values "
+            "as the user wrote them; never invent one. Leave out slots not in the message.",
+            "Tasks (slots):",
+        ]
+        for option in self.options.values():
+            slots = ", ".join(f"{n}: {d}" for n, d in option.slots.items()) or "no slots"
+            lines.append(f"- {option.intent} = {option.label} ({slots})")
+        return "\n".join(lines)
+
+    def _schema(self) -> dict[str, Any]:
+        names = sorted({name for o in self.options.values() for name in o.slots})
+        slot = {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "enum": names or ["none"]},
+                "value": {"type": "string"},
+            },
+            "required": ["name", "value"],
+            "additionalProperties": False,
+        }
+        command = {
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string", "enum": list(MODEL_KINDS)},
+                "task": {"type": "string", "enum": [*self.options, NO_TASK]},
+                "slots": {"type": "array", "items": slot, "maxItems": 6},
+            },
+            "required": ["kind", "task", "slots"],
+            "additionalProperties": False,
+        }
+        return {
+            "title": "commands",
+            "description": "What the message does to the conversation.",
+            "type": "object",
+            "properties": {
+                "commands": {
+                    "type": "array",
+                    "items": command,
+                    "minItems": 1,
+                    "maxItems": MAX_COMMANDS,
+                }
+            },
+            "required": ["commands"],
+            "additionalProperties": False,
+        }
+
+    # ---- checking what came back ------------------------------------------------------------
+    def _checked(
+        self,
+        parsed: dict[str, Any],
+        raw: Any,
+        text: str,
+        view: DialogueView,
+        rules: Reading,
+    ) -> tuple[list[Command], dict[str, str]]:
+        classified = self.rules.classify(text)
+        logprobs = (getattr(raw, "response_metadata", None) or {}).get("logprobs")
+        rules_starts = {c.intent for c in rules.commands if isinstance(c, Start)}
+        # what the rules read for each task, in order: the model's k-th command of a task
+        # keeps what the rules' k-th one heard and the model left out ("OD-…" it skipped)
+        heard: dict[str, list[Mapping[str, Any]]] = {}
+        for rule in rules.commands:
+            if isinstance(rule, Start | SetSlot | CorrectSlot) and rule.intent:
+                heard.setdefault(rule.intent, []).append(rule.slots)
+        commands: list[Command] = []
+        refused: dict[str, str] = {}
+        for item in parsed["commands"][:MAX_COMMANDS]:
+            if not isinstance(item, dict):
+                continue
+            kind, intent = str(item.get("kind", "")), str(item.get("task", NO_TASK))
+            option = self.options.get(intent)
+            if kind in ("start", "set", "correct") and option is None:
+                target = _target(view, kind)
+                option = self.options.get(target.intent) if target is not None else None
+                intent = option.intent if option is not None else intent
+            slots = _pairs(item.get("slots"))
+            if kind in ("start", "set", "correct") and option is not None:
+                known = view.known(intent)
+                values, bad = self._values(option, slots, text, known)
+                refused.update(bad)
+                if heard.get(intent):
+                    values = {**heard[intent].pop(0), **values}
+                confidence = self._confidence(kind, intent, logprobs, classified, values, bad)
+                if kind in ("start", "set") and intent in rules_starts:
+                    confidence = max(confidence, self.threshold)
+                evidence = (f"model:{kind}:{intent}",)
+                if kind == "start":
+                    commands.append(
+                        Start(intent=intent, slots=values, confidence=confidence, evidence=evidence)
+                    )
+                elif kind == "set":
+                    commands.append(
+                        SetSlot(
+                            intent=intent, slots=values, confidence=confidence, evidence=evidence
+                        )
+                    )
+                else:
+                    changed = {k: v for k, v in values.items() if known.get(k) != v}
+                    if changed:
+                        commands.append(
+                            CorrectSlot(
+                                intent=intent,
+                                slots=changed,
+                                confidence=confidence,
+                                evidence=evidence,
+                            )
+                        )
+            elif kind == "cancel":
+                commands.append(Cancel(intent=intent if option else None, evidence=("model",)))
+            elif kind == "reject" and view.pending is not None:
+                commands.append(Reject(evidence=("model",)))
+            elif kind == "confirm" and view.pending is not None:
+                # a yes the rules did not hear: asked again, never taken from the model alone
+                commands.append(CannotTell(evidence=("model:confirm unheard by the rules",)))
+            elif kind == "clarify" and option is not None:
+                others = tuple(c for c in classified.candidates if c != intent)
+                commands.append(Clarify(intents=(intent, *others), evidence=("model",)))
+            elif kind == "handoff":
+                commands.append(HandOff(reason="user_request", evidence=("model",)))
+            elif kind == "cannot_tell":
+                commands.append(
+                    CannotTell(
+                        candidates=classified.candidates,
+                        confidence=min(classified.confidence, 0.3),
+                        evidence=("model",),
+                    )
+                )
+        if len(commands) > 1:
+            commands = [c for c in commands if c.kind != "cannot_tell"] or commands[:1]
+        return commands, refused
+
+    def _values(
+        self,
+        option: TaskOption,
+        pairs: Sequence[tuple[str, str]],
+        text: str,
+        known: Mapping[str, Any],
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        """Keep the evidenced values, normalized by the scenario's extractor."""
+        heard = self.rules.slots_for(text, option.intent, TaskView(option.intent, known))
+        values: dict[str, Any] = {}
+        refused: dict[str, str] = {}
+        for name, value in pairs:
+            if name not in option.slots or not value.strip():
+                continue
+            if name in option.sensitive or name in option.flags:
+                if name in heard.slots:  # secrets and asked-for extras: only what rules heard
+                    values[name] = heard.slots[name]
+                else:
+                    refused[name] = "******" if name in option.sensitive else value
+                continue
+            normal = self._normalized(option.intent, name, value, text, heard.slots)
+            if normal is None:
+                refused[name] = value
+            else:
+                values[name] = normal
+        for name in option.flags:  # asked for in words the rules know, whatever the model said
+            if name in heard.slots and name not in values:
+                values[name] = heard.slots[name]
+        return values, refused
+
+    def _normalized(
+        self, intent: str, name: str, value: str, text: str, heard: Mapping[str, Any]
+    ) -> Any:
+        """The slot value ``value`` stands for, or ``None`` when the message does not say it."""
+        today = self.today()
+        if normalize(value) and normalize(value) in normalize(text):
+            read = self.catalog.extract(value, intent, today=today).slots.get(name)
+            return read if read is not None else value.strip()
+        if name in heard and (str(heard[name]) == value or name.endswith("_cents")):
+            return heard[name]
+        if slot_supported(name, value, text, today=today):
+            if name.endswith("_cents") and re.fullmatch(r"\d+(?:\.\d+)?", value):
+                return round(float(value))
+            read = self.catalog.extract(value, intent, today=today).slots.get(name)
+            return read if read is not None else value.strip()
+        return None
+
+    def _confidence(
+        self,
+        kind: str,
+        intent: str,
+        logprobs: Any,
+        classified: IntentResult,
+        values: Mapping[str, Any],
+        refused: Mapping[str, str],
+    ) -> float:
+        if kind in ("set", "correct"):
+            return 0.9 if values else 0.3
+        p = label_probability(logprobs, intent)
+        return evidence_confidence(
+            p if p is not None else P_NO_LOGPROBS,
+            intent,
+            classified,
+            slot_evidence=bool(values),
+            refused_slots=len(refused),
+        )
+
+
+class _Failure(Exception):
+    """The model's answer cannot be used."""
+
+
+def _fallback(rules: Reading, error: str) -> Reading:
+    """The rules' reading, less sure, with why the model's was not used."""
+    discounted = tuple(
+        replace(c, confidence=round(c.confidence * FALLBACK_DISCOUNT, 3))
+        if c.kind in ("start", "set", "correct")
+        else c
+        for c in rules.commands
+    )
+    return Reading(discounted, rules.language, source="rules", error=error, model_calls=1)
+
+
+def _pairs(raw: Any) -> list[tuple[str, str]]:
+    if not isinstance(raw, list):
+        return []
+    out = []
+    for item in raw:
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            out.append((item["name"], str(item.get("value", ""))))
+    return out
+
+
+def _target(view: DialogueView, kind: str) -> TaskView | None:
+    """The task a ``set`` or ``correct`` without a task means: pending, else waiting."""
+    if kind == "start":
+        return None
+    return view.pending or view.waiting
+
+
+def _situation(view: DialogueView, text: str) -> str:
+    """The dynamic part of the prompt: what waits, and the message."""
+    lines: list[str] = []
+    if view.pending is not None:
+        shown = ", ".join(f"{k}={v}" for k, v in view.pending.slots.items())
+        lines.append(f"Waiting for a yes or no: {view.pending.intent} ({shown})")
+    if view.waiting is not None:
+        have = ", ".join(f"{k}={v}" for k, v in view.waiting.slots.items()) or "nothing"
+        lines.append(
+            f"Waiting task: {view.waiting.intent} needs {', '.join(view.waiting.missing)}; "
+            f"has {have}"
+        )
+    for task in view.queued:
+        lines.append(f"Queued: {task.intent}")
+    if view.last is not None and view.idle:
+        lines.append(f"Last answered: {view.last.intent}")
+    lines.append(f"Message: {text}")
+    return "\n".join(lines)
+
+
+def _prompt_tokens(raw: Any) -> int | None:
+    usage = getattr(raw, "usage_metadata", None) or {}
+    tokens = usage.get("input_tokens") if isinstance(usage, dict) else None
+    if tokens is None:
+        meta = (getattr(raw, "response_metadata", None) or {}).get("token_usage") or {}
+        tokens = meta.get("prompt_tokens")
+    return int(tokens) if isinstance(tokens, int | float) else None
+
+
+def build_generator(
+    choice: str,
+    settings: Any,
+    catalog: ScenarioSet,
+    rules: RuleCommandGenerator,
+    *,
+    llm: Any = None,
+) -> CommandGenerator:
+    """The generator ``choice`` names: the rules, a model over them, or ``mixed``."""
+    name, mixed = parse_choice(choice)
+    if name is None:
+        return rules
+    model = llm if llm is not None else chat_model_for(choice, settings)
+    return ModelCommandGenerator(
+        model, catalog, rules, mixed=mixed, threshold=rules.threshold, today=rules.today
+    )
+
+
+__all__ = [
+    "ModelCommandGenerator",
+    "TaskOption",
+    "build_generator",
+    "task_options",
+]

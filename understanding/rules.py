@@ -1,0 +1,468 @@
+"""The rule generator: the scenarios' cues and extractors, read as commands.
+
+It is Rasa CALM's NLU-only adapter in our terms: the cue scoring of
+``nodes.understanding.RuleBasedUnderstanding`` says which task a clause asks for, the
+scenario's slot extractor what it gives, ``nodes.acts`` the courtesies and requests for a
+person, and ``understanding.yesno`` a yes, a no or a correction. What comes out is the same
+command language the model generator speaks; the engine applies either.
+
+How one message becomes several commands: it is cut into clauses
+(``understanding.split``), and a clause starts a request of its own only when it names a
+task with a cue of its own ("再帮我看看北京天气"); any other clause belongs to the request
+before it ("，密码123456"). A message of one request is read whole, as before; a slot named
+twice ("北京和上海") starts one task per value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from nodes.acts import is_follow_up, read_act
+from nodes.tasks import UNKNOWN, ScenarioSet, SlotResult
+from nodes.understanding import IntentResult, RuleBasedUnderstanding, detect_language
+from understanding.commands import (
+    Cancel,
+    CannotTell,
+    ChitChat,
+    Command,
+    Confirm,
+    CorrectSlot,
+    HandOff,
+    Reading,
+    Reject,
+    SetSlot,
+    Start,
+)
+from understanding.split import clauses
+from understanding.view import MASKED_SUFFIX, DialogueView, TaskView
+from understanding.yesno import corrected_part, is_correction, read_answer
+
+ANSWERS_CONFIDENCE = 0.9
+"""A message that gives what the waiting task asked for continues it, this sure."""
+NAMES_A_TASK = 0.85
+"""A clause this sure of its task starts a request of its own even without a cue of its own."""
+_RESUME = re.compile(r"继续|接着|回到刚才|刚才那个|go back|continue|resume", re.IGNORECASE)
+SECRET_SHOWN = "******"
+
+
+@dataclass(frozen=True, slots=True)
+class FoundSlots:
+    """Slot values one clause gives a task, read against what the task already knows."""
+
+    slots: dict[str, Any] = field(default_factory=dict)
+    invalid: dict[str, str] = field(default_factory=dict)
+    several: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    changed: dict[str, Any] = field(default_factory=dict)
+    """Values that replace a different one the task already had."""
+    fills: bool = False
+    """Gives (or names an invalid value for) a slot the task still misses."""
+
+
+class RuleCommandGenerator:
+    """Commands from the scenarios' cues, extractors and the conversation acts; no model."""
+
+    source = "rules"
+
+    def __init__(
+        self,
+        catalog: ScenarioSet,
+        rules: RuleBasedUnderstanding,
+        *,
+        threshold: float = 0.6,
+        today: Any = date.today,
+    ) -> None:
+        """Read intents with ``rules`` and slots with the scenarios' extractors."""
+        self.catalog = catalog
+        self.rules = rules
+        self.threshold = threshold
+        self.today = today
+
+    # ---- the generator -----------------------------------------------------------------
+    def generate(self, text: str, view: DialogueView) -> Reading:
+        """Read one message (its secrets revealed) against the conversation's state."""
+        language = detect_language(text)
+        return Reading(tuple(self._commands(text, view)), language, source="rules")
+
+    def reconsider(self, text: str, view: DialogueView) -> Reading:
+        """Look again at an unsure message: what the waiting task asked for, then typos."""
+        language = detect_language(text)
+        waiting = view.waiting
+        if waiting is not None and waiting.missing:
+            found = self.slots_for(text, waiting.intent, waiting)
+            if found.fills:
+                return Reading(
+                    (self._answer(found, waiting, "answers the pending question"),), language
+                )
+        result = self.rules.reconsider(text, pending_intent=None, missing_slots=[])
+        if result.intent == UNKNOWN:
+            return Reading((_cannot_tell(result),), language)
+        found = self.slots_for(text, result.intent, None)
+        return Reading(
+            (
+                Start(
+                    intent=result.intent,
+                    slots=found.slots,
+                    invalid=found.invalid,
+                    confidence=result.confidence,
+                    evidence=result.evidence,
+                ),
+            ),
+            language,
+        )
+
+    def classify(self, text: str) -> IntentResult:
+        """The rules' intent of ``text`` on its own."""
+        return self.rules.classify(text)
+
+    # ---- reading ------------------------------------------------------------------------
+    def _commands(self, text: str, view: DialogueView) -> list[Command]:
+        act = read_act(text)
+        if act is not None and act.kind in ("human", "complaint"):
+            reason = "user_request" if act.kind == "human" else "complaint"
+            return [HandOff(reason=reason, evidence=(act.cue,))]  # type: ignore[arg-type]
+        if view.pending is None:
+            beyond = self.catalog.beyond(text)
+            if beyond is not None:
+                return [HandOff(reason="not_served", request=beyond.name, evidence=(beyond.name,))]
+        if view.pending is not None:
+            return self._at_pending(text, view)
+        if act is not None:
+            if act.kind == "never_mind":
+                waiting = view.waiting.intent if view.waiting else None
+                return [Cancel(intent=waiting, evidence=(act.cue,))]
+            return [ChitChat(act=act.kind, evidence=(act.cue,))]  # type: ignore[arg-type]
+        return self._tasks(text, view)
+
+    def _at_pending(self, text: str, view: DialogueView) -> list[Command]:
+        """A yes, a no, a correction of the pending action, or a new request."""
+        pending = view.pending
+        assert pending is not None
+        answer = read_answer(text)
+        found = self.slots_for(text, pending.intent, pending)
+        result = self.rules.classify(text)
+        new_request = (
+            answer is None
+            and result.intent not in (UNKNOWN, pending.intent)
+            and result.confidence >= self.threshold
+        )
+        spec = self.catalog.task(pending.intent)
+        if (
+            not found.changed
+            and not new_request
+            and is_correction(text)
+            and spec is not None
+            and spec.suggest is not None
+        ):
+            # "不对，是麻辣香锅那单": no value the extractor reads, but another of the user's
+            # records; the slots the records gave are looked up again from these words
+            return [
+                CorrectSlot(
+                    slots=dict.fromkeys(spec.required_slots),
+                    intent=pending.intent,
+                    confidence=ANSWERS_CONFIDENCE,
+                    evidence=("corrects the pending action", "looks the records up again"),
+                )
+            ]
+        if found.changed and not new_request and (answer is None or is_correction(text)):
+            return [
+                CorrectSlot(
+                    slots=found.changed,
+                    invalid=found.invalid,
+                    intent=pending.intent,
+                    confidence=ANSWERS_CONFIDENCE,
+                    evidence=("corrects the pending action", *found.changed),
+                )
+            ]
+        if answer == "approve":
+            return [Confirm(evidence=(text.strip()[:40],))]
+        if answer == "reject":
+            return [Reject(evidence=(text.strip()[:40],))]
+        if new_request:
+            return self._tasks(text, DialogueView(language=view.language, last=view.last))
+        return [CannotTell(evidence=("neither yes nor no",))]
+
+    def _tasks(self, text: str, view: DialogueView) -> list[Command]:
+        groups = self._groups(text, view)
+        if len(groups) >= 2:
+            several = self._several(groups, view)
+            if (
+                sum(1 for c in several if c.kind == "start")
+                + (1 if any(c.kind in ("set", "correct") for c in several) else 0)
+                >= 2
+            ):
+                return several
+        return self._single(text, view)
+
+    def _groups(self, text: str, view: DialogueView) -> list[tuple[str, IntentResult]]:
+        """Join the clauses into requests: a clause naming a task of its own starts one.
+
+        A clause that names no task belongs to the request before it ("，密码123456"); one
+        that names the task the request is already about joins it too, unless it gives a
+        value of its own for a slot the request already has ("查 OD-1，再查 OD-2"). Leading
+        clauses that answer the waiting task ("OD-…，另外帮我催一下…") are a request of their
+        own: the answer.
+        """
+        parts = clauses(text)
+        if len(parts) < 2:
+            return [(text, self.rules.classify(text))]
+        waiting = view.waiting
+        groups: list[_Group] = []
+        for part in parts:
+            result = self.rules.classify(part)
+            names = self._names_task(result)
+            entities = set(self._extract(part, result.intent).slots) if names else set()
+            if not groups:
+                groups.append(_Group([part], result if names else None, entities))
+                continue
+            group = groups[-1]
+            if not names:
+                group.words.append(part)
+            elif group.lead is None and not (
+                waiting is not None and self.slots_for(group.text, waiting.intent, waiting).fills
+            ):
+                group.words.append(part)
+                group.lead, group.held = result, group.held | entities
+            elif (
+                group.lead is not None
+                and result.intent == group.lead.intent
+                and not (group.held & entities)
+            ):
+                group.words.append(part)
+                group.held |= entities
+            else:
+                groups.append(_Group([part], result, entities))
+        return [
+            (group.text, group.lead if group.lead is not None else self.rules.classify(group.text))
+            for group in groups
+        ]
+
+    def _names_task(self, result: IntentResult) -> bool:
+        if result.intent == UNKNOWN or result.confidence < self.threshold:
+            return False
+        return result.cued or result.confidence >= NAMES_A_TASK
+
+    def _several(self, groups: list[tuple[str, IntentResult]], view: DialogueView) -> list[Command]:
+        """One command per request of a message that makes more than one."""
+        commands: list[Command] = []
+        waiting = view.waiting
+        answered = False
+        previous: str | None = None
+        for part, result in groups:
+            if not self._names_task(result):
+                if waiting is not None and not answered:
+                    found = self.slots_for(part, waiting.intent, waiting)
+                    if found.slots or found.invalid or found.several:
+                        commands.extend(
+                            self._answers(found, waiting, "answers the pending question")
+                        )
+                        answered = True
+                continue
+            if waiting is not None and not answered and result.intent == waiting.intent:
+                found = self.slots_for(part, waiting.intent, waiting)
+                commands.extend(self._answers(found, waiting, "continues the task"))
+                answered = True
+                continue
+            found = self.slots_for(part, result.intent, None)
+            commands.extend(
+                _starts(result, found, after=previous if _after_previous(part) else None)
+            )
+            previous = result.intent
+        return commands
+
+    def _single(self, text: str, view: DialogueView) -> list[Command]:
+        """A message of one request: continue the waiting task, follow up, resume or start."""
+        result = self.rules.classify(text)
+        confident = result.confidence >= self.threshold and result.intent != UNKNOWN
+        waiting = view.waiting
+        if waiting is not None and (result.intent == waiting.intent or not confident):
+            found = self.slots_for(text, waiting.intent, waiting)
+            if found.fills or found.changed:
+                return self._answers(found, waiting, "answers the pending question")
+            if not confident:
+                return [
+                    SetSlot(
+                        slots=found.slots,
+                        invalid=found.invalid,
+                        intent=waiting.intent,
+                        confidence=result.confidence,
+                        evidence=result.evidence,
+                    )
+                ]
+            return [self._answer(found, waiting, "asks for the waiting task again")]
+        if not confident:
+            follow = self._follow_up(text, view)
+            if follow is not None:
+                return [follow]
+            if view.suspended and _RESUME.search(text):
+                frame = view.suspended[-1]
+                return [Start(intent=frame.intent, confidence=self.threshold, evidence=("resume",))]
+        if result.intent == UNKNOWN:
+            return [_cannot_tell(result)]
+        found = self.slots_for(text, result.intent, None)
+        return _starts(result, found)
+
+    def _follow_up(self, text: str, view: DialogueView) -> Start | None:
+        """Ask the last request again with what the message changes ("那上海呢")."""
+        last = view.last
+        task = self.catalog.task(last.intent) if last is not None else None
+        if last is None or task is None or not (is_follow_up(text) or is_correction(text)):
+            return None  # "不对，是 OD-…" after an answer asks it again, corrected
+        found = self.slots_for(text, last.intent, None)
+        if not found.slots:
+            return None
+        kept = {
+            name: value
+            for name, value in last.slots.items()
+            if name not in task.sensitive_slots and not name.endswith(MASKED_SUFFIX)
+        }
+        return Start(
+            intent=last.intent,
+            slots={**kept, **found.slots},
+            follows_up=True,
+            confidence=self.threshold,
+            evidence=(f"follows up on {last.intent}",),
+        )
+
+    def _answers(self, found: FoundSlots, task: TaskView, why: str) -> list[Command]:
+        """The answer to the waiting task; a slot given twice also starts the same task anew.
+
+        "OD-1 和 OD-2" answering "which order?" fills the first and asks the same for the
+        second.
+        """
+        if not found.several:
+            return [self._answer(found, task, why)]
+        name, values = next(iter(found.several.items()))
+        first = FoundSlots(
+            {**found.slots, name: values[0]}, found.invalid, {}, found.changed, found.fills
+        )
+        again = {k: v for k, v in task.slots.items() if not k.endswith(MASKED_SUFFIX)}
+        return [
+            self._answer(first, task, why),
+            *(
+                Start(
+                    intent=task.intent,
+                    slots={**again, **found.slots, name: value},
+                    confidence=ANSWERS_CONFIDENCE,
+                    evidence=(why, f"{name} {index + 2} of {len(values)}"),
+                )
+                for index, value in enumerate(values[1:])
+            ),
+        ]
+
+    def _answer(self, found: FoundSlots, task: TaskView, why: str) -> Command:
+        if found.changed and not found.fills:
+            return CorrectSlot(
+                slots={**found.slots},
+                invalid=found.invalid,
+                intent=task.intent,
+                confidence=ANSWERS_CONFIDENCE,
+                evidence=(why, *found.changed),
+            )
+        return SetSlot(
+            slots=found.slots,
+            invalid=found.invalid,
+            intent=task.intent,
+            confidence=ANSWERS_CONFIDENCE,
+            evidence=(why, *found.slots, *found.invalid),
+        )
+
+    # ---- slots ------------------------------------------------------------------------------
+    def _extract(self, text: str, intent: str) -> SlotResult:
+        return self.catalog.extract(text, intent, today=self.today())
+
+    def slots_for(self, text: str, intent: str, task: TaskView | None) -> FoundSlots:
+        """Read the slots ``text`` gives the task of ``intent`` (known to ``task``, if any).
+
+        After correction words ("不对，改成50") what follows is read on its own too, as the
+        answer it is; an answer that fits two questions fills the one still open.
+        """
+        found = self._extract(text, intent)
+        slots, invalid, several = dict(found.slots), dict(found.invalid), dict(found.several)
+        known: Mapping[str, Any] = task.slots if task is not None else {}
+        either = found.either
+        if is_correction(text) and (part := corrected_part(text)) is not None:
+            again = self._extract(part, intent)
+            slots.update(again.slots)
+            for name in again.slots:
+                invalid.pop(name, None)
+            invalid.update({k: v for k, v in again.invalid.items() if k not in slots})
+            either = either or again.either
+        if either and not (set(slots) & {k for reading in either for k in reading}):
+            reading = next((r for r in either if not r.keys() & known.keys()), either[0])
+            slots = {**reading, **slots}
+        spec = self.catalog.task(intent)
+        sensitive = set(spec.sensitive_slots) if spec is not None else set()
+        changed = {
+            name: value
+            for name, value in slots.items()
+            if name in known and (name in sensitive or known[name] != value)
+        }
+        missing = set(task.missing) if task is not None else set()
+        fills = bool(missing & (set(slots) | set(invalid) | set(several)))
+        return FoundSlots(slots, invalid, several, changed, fills)
+
+
+@dataclass
+class _Group:
+    """Clauses read as one request."""
+
+    words: list[str]
+    lead: IntentResult | None
+    """The clause that named its task, if one did."""
+    held: set[str]
+    """Slots the request's clauses gave values for."""
+
+    @property
+    def text(self) -> str:
+        return "，".join(self.words)
+
+
+def _starts(result: IntentResult, found: FoundSlots, *, after: str | None = None) -> list[Command]:
+    """One ``Start`` per value of a slot named more than once, else one."""
+    base = dict(found.slots)
+    if not found.several:
+        return [
+            Start(
+                intent=result.intent,
+                slots=base,
+                invalid=found.invalid,
+                after=after,
+                confidence=result.confidence,
+                evidence=result.evidence,
+            )
+        ]
+    name, values = next(iter(found.several.items()))
+    return [
+        Start(
+            intent=result.intent,
+            slots={**base, name: value},
+            invalid={k: v for k, v in found.invalid.items() if k != name},
+            after=after,
+            confidence=result.confidence,
+            evidence=(*result.evidence, f"{name} {index + 1} of {len(values)}"),
+        )
+        for index, value in enumerate(values)
+    ]
+
+
+_AFTER = re.compile(
+    r"好了|完了|之后|以后|然后|成功后|\bonce\b|\bafter\b|\bwhen (?:it'?s )?done\b", re.I
+)
+
+
+def _after_previous(part: str) -> bool:
+    """Tell whether a clause waits for the one before it ("订好了通知我")."""
+    return _AFTER.search(part) is not None
+
+
+def _cannot_tell(result: IntentResult) -> CannotTell:
+    return CannotTell(
+        candidates=result.candidates, confidence=result.confidence, evidence=result.evidence
+    )
+
+
+__all__ = ["ANSWERS_CONFIDENCE", "FoundSlots", "RuleCommandGenerator"]
