@@ -16,6 +16,9 @@ ratios. Sections:
   at turns 1, 50, 100, 200, and the thread's total checkpoint storage.
 - parallel: 8 tool calls of 200 ms each through ``execute_many`` → wall time.
 - concurrent: 100 threads × 5 turns through the async graph on Redis: turns/s, p50, p99.
+- understanding: model calls per turn (rules, model, mixed) over common conversations,
+  prompt tokens per model call, and with ``REACH_BENCH_MODEL_URL`` the local model's turn
+  latency (``bench/understanding.py``).
 
 Writes ``bench/results/latest.json`` and draws ``bench/results/latest.png``.
 
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import resource
 import sqlite3
@@ -50,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.executor import CARD as PING_CARD  # noqa: E402
 from bench.executor import bench_registry, per_call_us  # noqa: E402
 from bench.roundtrips import SENDS, replies_read_later  # noqa: E402
+from bench.understanding import understanding_section  # noqa: E402
 from graph.builder import build_graph, make_builder  # noqa: E402
 from graph.checkpoint import sqlite_checkpointer  # noqa: E402
 from graph.checkpoint.compress import protect  # noqa: E402
@@ -695,11 +700,23 @@ def main() -> None:
         results["concurrent"] = concurrent_section(
             ours(PlainRedisSaver.from_url(redis_url), redis_transcript), conc_threads, 5
         )
+        print("understanding section: model calls per turn, prompt tokens", flush=True)
+        results["understanding"] = understanding_section(os.environ.get("REACH_BENCH_MODEL_URL"))
         results["machine"]["load_avg_at_end"] = _load()
         results["seconds"] = time.perf_counter() - started
     finally:
         server.stop()
     print_table(results)
+    understood = results.get("understanding") or {}
+    for mode in ("rules", "model", "mixed"):
+        row = understood.get(mode) or {}
+        calls = row.get("model_calls_per_turn") or {}
+        tokens = (row.get("prompt_tokens") or {}).get("median", "-")
+        print(
+            f"understanding, {mode}: model calls per turn max {calls.get('max')} "
+            f"mean {calls.get('mean')}; prompt tokens per call (median) {tokens}"
+        )
+    print(f"understanding, local model turn latency: {understood.get('local')}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     draw(results, args.out.with_suffix(".png"))

@@ -74,6 +74,7 @@ def make_reply_node(services: Services) -> Node:
             "messages": [AIMessage(content=text)],
             "protocol": [note],
             "step_count": 1,
+            "decision": "continue",  # only a task started below goes on ("next")
             **again,
         }
         if "task_stack" not in after and any(

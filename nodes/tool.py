@@ -8,6 +8,7 @@ planned runs after it, with the first results in its history.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -204,10 +205,14 @@ def changes_said(state: AgentState, voice: Voice, services: Services) -> str | N
     said = []
     for change in changes:
         name = change["slot"]
-        label = own.text(f"slot.{name}") or name
+        label = _PARENTHESES.sub("", own.text(f"slot.{name}") or name).strip()
         value = show_value(services, state.get("intent", ""), name, change["value"], voice.language)
         said.append(own.say("changed", slot=label, value=value))
     return "".join(said)
+
+
+_PARENTHESES = re.compile(r"\s*[（(][^）)]*[）)]")
+"""A hint after a slot's name ("科室（内科、儿科、皮肤科）"): not said when it changes."""
 
 
 def show_value(services: Services, intent: str, slot: str, value: Any, language: str) -> str:

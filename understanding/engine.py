@@ -188,7 +188,7 @@ def _at_pending(
         kept: TaskFrame = {
             "intent": pending.intent,
             "task_id": pending.task_id,
-            "slots": dict(pending.slots),
+            "slots": dict(pending.stored),
             "status": "queued",
         }
         planned = _tasks(starts, [], commands, DialogueView(), stack, rules, new_id, threshold)
@@ -267,7 +267,7 @@ def _tasks(
             {
                 "intent": waiting.intent,
                 "task_id": waiting.task_id,
-                "slots": dict(waiting.slots),
+                "slots": dict(waiting.stored),
                 "status": "suspended",
                 "missing_slots": list(waiting.missing),
             }

@@ -212,15 +212,18 @@ class RuleCommandGenerator:
         waiting = view.waiting
         groups: list[_Group] = []
         for part in parts:
-            result = self.rules.classify(part)
+            result = self.rules.classify(_before_colon(part))
             names = self._names_task(result)
             entities = set(self._extract(part, result.intent).slots) if names else set()
             if not groups:
                 groups.append(_Group([part], result if names else None, entities))
                 continue
             group = groups[-1]
-            if not names:
+            if not names or self._completes(group, part):
                 group.words.append(part)
+                group.held |= (
+                    set(self._extract(part, group.lead.intent).slots) if group.lead else set()
+                )
             elif group.lead is None and not (
                 waiting is not None and self.slots_for(group.text, waiting.intent, waiting).fills
             ):
@@ -239,6 +242,16 @@ class RuleCommandGenerator:
             (group.text, group.lead if group.lead is not None else self.rules.classify(group.text))
             for group in groups
         ]
+
+    def _completes(self, group: _Group, part: str) -> bool:
+        """The clause gives the request before it slots it still lacks ("，发短信：…")."""
+        if group.lead is None:
+            return False
+        required = self.catalog.task(group.lead.intent)
+        if required is None:
+            return False
+        gives = set(self._extract(part, group.lead.intent).slots) & set(required.required_slots)
+        return bool(gives - group.held)
 
     def _names_task(self, result: IntentResult) -> bool:
         if result.intent == UNKNOWN or result.confidence < self.threshold:
@@ -339,7 +352,7 @@ class RuleCommandGenerator:
         first = FoundSlots(
             {**found.slots, name: values[0]}, found.invalid, {}, found.changed, found.fills
         )
-        again = {k: v for k, v in task.slots.items() if not k.endswith(MASKED_SUFFIX)}
+        again = dict(task.stored)  # vault tokens stay tokens
         return [
             self._answer(first, task, why),
             *(
@@ -452,6 +465,11 @@ def _starts(result: IntentResult, found: FoundSlots, *, after: str | None = None
 _AFTER = re.compile(
     r"好了|完了|之后|以后|然后|成功后|\bonce\b|\bafter\b|\bwhen (?:it'?s )?done\b", re.I
 )
+
+
+def _before_colon(part: str) -> str:
+    """What a clause asks, without the text it quotes after a colon ("发短信：餐品将延迟送达")."""
+    return re.split(r"[:：]", part, maxsplit=1)[0]
 
 
 def _after_previous(part: str) -> bool:

@@ -29,6 +29,9 @@ class TaskView:
     missing: tuple[str, ...] = ()
     """Required slots still unknown."""
     task_id: str = ""
+    stored: Mapping[str, Any] = field(default_factory=dict)
+    """The slots as the state holds them (vault tokens, masked forms): for the engine, which
+    moves a task on the stack; never shown to a generator."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +80,12 @@ def view_of(state: AgentState, *, required: Mapping[str, tuple[str, ...]]) -> Di
     slots = shown_slots(state.get("slots") or {})
     missing = tuple(state.get("missing_slots") or ())
     awaiting = state.get("awaiting")
-    active = TaskView(intent, slots, missing, state.get("task_id", ""))
+    stored = dict(state.get("slots") or {})
+    active = TaskView(intent, slots, missing, state.get("task_id", ""), stored)
     waiting = active if missing and intent in required and not awaiting else None
     pending = None
     if awaiting:
-        pending = TaskView(awaiting["intent"], slots, (), state.get("task_id", ""))
+        pending = TaskView(awaiting["intent"], slots, (), state.get("task_id", ""), stored)
     frames: list[TaskFrame] = list(state.get("task_stack") or [])
     queued = tuple(_frame_view(f, required) for f in frames if f["status"] == "queued")
     suspended = tuple(_frame_view(f, required) for f in frames if f["status"] == "suspended")
@@ -100,7 +104,7 @@ def view_of(state: AgentState, *, required: Mapping[str, tuple[str, ...]]) -> Di
 def _frame_view(frame: TaskFrame, required: Mapping[str, tuple[str, ...]]) -> TaskView:
     slots = shown_slots(frame.get("slots") or {})
     missing = tuple(n for n in required.get(frame["intent"], ()) if n not in frame["slots"])
-    return TaskView(frame["intent"], slots, missing, frame["task_id"])
+    return TaskView(frame["intent"], slots, missing, frame["task_id"], dict(frame["slots"]))
 
 
 __all__ = ["DialogueView", "TaskView", "shown_slots", "view_of"]

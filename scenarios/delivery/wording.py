@@ -9,6 +9,7 @@ from nodes.tasks import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
 WORDING: Wording = {
+    "slot.order_id": {"zh": "订单号", "en": "order number"},
     "beyond.address_change": {
         "zh": "订单的收货地址暂时不能在这里修改，正在为您转接人工客服，请稍候。",
         "en": "I can't change an order's address here; I'm passing you to a human agent, please hold on.",

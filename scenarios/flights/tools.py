@@ -172,9 +172,10 @@ def notify_booking(args: BookingNotice, ctx: ToolContext) -> dict[str, Any]:
     if booking is None:
         msg = "no booking on that date for this passenger"
         raise ResourceNotFoundError(msg, details={"reason": "no_booking"})
+    route = f"{booking['origin']}→{booking['destination']}"
     content = (
-        f"您已预订 {booking['departure_date']} {booking['origin']}→{booking['destination']} "
-        f"{booking['flight_no']} 航班，{booking['depart_time']} 起飞，订单号 {booking['booking_id']}。"
+        f"您已预订 {booking['departure_date']} {route} {booking['flight_no']} 航班，"
+        f"{booking['depart_time']} 起飞，订单号 {booking['booking_id']}。"
     )
     with db.transaction() as conn:
         ledger = ctx.ledger(conn, tool="notify_booking")

@@ -9,6 +9,7 @@ from nodes.tasks import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
 WORDING: Wording = {
+    "slot.question": {"zh": "问题", "en": "question"},
     "ask.question": {
         "zh": "好的，我来帮您{task}。请问想查哪个月的什么数据？例如“上月销售额最高的产品”。",
         "en": "Sure, I can help you {task}. Which month and figure? E.g. “last month's top product”.",

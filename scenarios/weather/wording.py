@@ -8,6 +8,7 @@ from nodes.tasks import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
 WORDING: Wording = {
+    "slot.city": {"zh": "城市", "en": "city"},
     "intent.QUERY_WEATHER": {"zh": "查询天气", "en": "check the weather"},
     "ask.city": {
         "zh": "好的，我来帮您{task}。请问是哪个城市？",
