@@ -19,7 +19,7 @@ from nodes.confirmation import confirmation_request, read_decisions, render
 from state import ToolCall, ToolResult
 from tools.executor import ActionExecutor, Decision, PreparedCall
 from tools.registry import ToolContext
-from understanding.yesno import is_correction
+from understanding.yesno import is_plain_answer
 
 Planned = PreparedCall | dict[str, Any]
 """A prepared call, or the error envelope that preparing it returned."""
@@ -92,9 +92,9 @@ def confirm_then_run(
         if preface:
             request["question"] = f"{preface}\n{request['question']}"
         outcome.answer = answer if answer is not None else interrupt(request)
-        if isinstance(outcome.answer, str) and is_correction(outcome.answer):
-            # "no wait, make it 50" holds a "no" but changes the amount: understanding reads
-            # it; nothing runs, neither the old values nor a refusal of them
+        if isinstance(outcome.answer, str) and not is_plain_answer(outcome.answer):
+            # "no wait, make it 50", "no, June 21": more than a yes or a no, so understanding
+            # reads it; nothing runs, neither the old values nor a refusal of them
             outcome.reread = outcome.answer
             return outcome
         decisions = read_decisions(outcome.answer, len(waiting), request=request)

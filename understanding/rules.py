@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
@@ -39,11 +39,14 @@ from understanding.commands import (
 )
 from understanding.split import clauses
 from understanding.view import MASKED_SUFFIX, DialogueView, TaskView
-from understanding.yesno import corrected_part, is_correction, read_answer
+from understanding.yesno import corrected_part, is_correction, is_firm_no, read_answer
 
 ANSWERS_CONFIDENCE = 0.9
 """A message that gives what the waiting task asked for continues it, this sure."""
 NAMES_A_TASK = 0.85
+COMPLETE_MARGIN = 0.15
+"""How far below the threshold a cued clause that gives all its slots may be and still be a
+request of its own in a message of several ("查订单 OD-…，再查下北京天气")."""
 """A clause this sure of its task starts a request of its own even without a cue of its own."""
 _RESUME = re.compile(r"继续|接着|回到刚才|刚才那个|go back|continue|resume", re.IGNORECASE)
 SECRET_SHOWN = "******"
@@ -167,7 +170,11 @@ class RuleCommandGenerator:
                     evidence=("corrects the pending action", "looks the records up again"),
                 )
             ]
-        if found.changed and not new_request and (answer is None or is_correction(text)):
+        if (
+            found.changed
+            and not new_request
+            and (answer != "reject" or is_correction(text) or not is_firm_no(text))
+        ):  # "no, June 21" changes the date; "算了" alone would cancel
             return [
                 CorrectSlot(
                     slots=found.changed,
@@ -213,7 +220,7 @@ class RuleCommandGenerator:
         groups: list[_Group] = []
         for part in parts:
             result = self.rules.classify(_before_colon(part))
-            names = self._names_task(result)
+            names = self._names_task(result, part)
             entities = set(self._extract(part, result.intent).slots) if names else set()
             if not groups:
                 groups.append(_Group([part], result if names else None, entities))
@@ -253,10 +260,26 @@ class RuleCommandGenerator:
         gives = set(self._extract(part, group.lead.intent).slots) & set(required.required_slots)
         return bool(gives - group.held)
 
-    def _names_task(self, result: IntentResult) -> bool:
-        if result.intent == UNKNOWN or result.confidence < self.threshold:
+    def _names_task(self, result: IntentResult, part: str | None = None) -> bool:
+        """The clause asks for a task of its own: sure of it, or cued and complete.
+
+        "查订单 OD-…" is a weak cue (查) with all the task needs: a request, even if a
+        clause about the weather follows.
+        """
+        if result.intent == UNKNOWN:
             return False
-        return result.cued or result.confidence >= NAMES_A_TASK
+        if result.confidence >= self.threshold:
+            return result.cued or result.confidence >= NAMES_A_TASK
+        return part is not None and self._complete(result, part)
+
+    def _complete(self, result: IntentResult, part: str) -> bool:
+        spec = self.catalog.task(result.intent)
+        if spec is None or not result.cued or not spec.required_slots:
+            return False
+        if result.confidence < self.threshold - COMPLETE_MARGIN:
+            return False
+        found = self._extract(part, result.intent)
+        return all(n in found.slots or n in found.several for n in spec.required_slots)
 
     def _several(self, groups: list[tuple[str, IntentResult]], view: DialogueView) -> list[Command]:
         """One command per request of a message that makes more than one."""
@@ -264,7 +287,10 @@ class RuleCommandGenerator:
         waiting = view.waiting
         answered = False
         previous: str | None = None
+        carried: dict[str, Any] = {}
         for part, result in groups:
+            if self._names_task(result, part) and result.confidence < self.threshold:
+                result = replace(result, confidence=self.threshold)  # cued and complete
             if not self._names_task(result):
                 if waiting is not None and not answered:
                     found = self.slots_for(part, waiting.intent, waiting)
@@ -280,8 +306,15 @@ class RuleCommandGenerator:
                 answered = True
                 continue
             found = self.slots_for(part, result.intent, None)
-            commands.extend(
-                _starts(result, found, after=previous if _after_previous(part) else None)
+            spec = self.catalog.task(result.intent)
+            if spec is not None:  # "查一下 OD-…，再帮我催一下": the same order ("it")
+                for name in spec.required_slots:
+                    if name in carried and name not in found.slots and name not in found.several:
+                        found.slots[name] = carried[name]
+            started = _starts(result, found, after=previous if _after_previous(part) else None)
+            commands.extend(started)
+            carried.update(
+                {k: v for k, v in found.slots.items() if spec and k not in spec.sensitive_slots}
             )
             previous = result.intent
         return commands

@@ -29,7 +29,7 @@ _REJECT = re.compile(
 
 CORRECTION = re.compile(
     r"不对|不是|错了|搞错|写错|说错|输错|弄错|改成|改为|改到|换成|换为|换到|应该是|我是说|我的意思是"
-    r"|更正|修改为|改一下|"
+    r"|更正|修改为|改一下|等下|等等|等一下|"
     r"\b(?:actually|no wait|wait|i meant|i mean|sorry|make it|change it to|change to|instead|"
     r"correction|not\s+\S+\s*,?\s*but)\b",
     re.IGNORECASE,
@@ -41,6 +41,8 @@ _CORRECTION_LEAD = re.compile(
     r"\s*[:：,，]?\s*",
     re.IGNORECASE,
 )
+_CORE_LEAD = re.compile(r"^(?:那就|就|打|转|汇|退|要|换|订|约|挂|查|给我)(?=[\dA-Za-z])")
+"""A verb before the value itself ("打300", "退OD-…"): the value is what is left."""
 _LEADING_NO = re.compile(r"^\s*(?:不对|不是|错了|搞错了|no|nope|wait|sorry)[\s,，。.!！]*", re.I)
 
 
@@ -53,6 +55,37 @@ def read_answer(text: str) -> Answer | None:
     if _APPROVE.search(text):
         return "approve"
     return None
+
+
+_STRONG_NO = re.compile(
+    r"取消|算了|放弃|不要了|不用了|\b(?:cancel|forget it|never ?mind|don'?t do it)\b", re.I
+)
+_STRONG_YES = re.compile(r"^\s*(?:确认|确定|同意|approve|confirm|go ahead)", re.IGNORECASE)
+_PLAIN_WORDS = re.compile(
+    r"确认|确定|同意|继续|approve|confirm|go ahead|是的?|好的?|好吧|行|可以|没问题|对的?|嗯+|"
+    r"yes|yep|yeah|ok(?:ay)?|sure|please|thanks?|谢谢|请|吧|啊|呀|了|"
+    r"不要|不用|不确认|不同意|不行|取消|算了|别|拒绝|放弃|no|nope|cancel|reject|don'?t|stop|"
+    r"[\s,，。.!！~～、;；]+",
+    re.IGNORECASE,
+)
+
+
+def is_plain_answer(text: str) -> bool:
+    """Tell whether ``text`` is a yes or a no and nothing more ("确认", "no thanks").
+
+    "no, June 21" is not: it says what to do instead, which understanding must read.
+    """
+    answer = read_answer(text)
+    if answer is None or is_correction(text):
+        return False
+    if answer == "approve" and _STRONG_YES.match(text) and not re.search(r"\d", text):
+        return True  # "确认退款": a strong yes approves whatever it names
+    return not _PLAIN_WORDS.sub("", text).strip()
+
+
+def is_firm_no(text: str) -> bool:
+    """Tell whether ``text`` cancels outright ("算了", "cancel"), not just "no, …"."""
+    return _STRONG_NO.search(text) is not None
 
 
 def is_correction(text: str) -> bool:
@@ -69,8 +102,19 @@ def corrected_part(text: str) -> str | None:
     rest = _LEADING_NO.sub("", text)
     found = _CORRECTION_LEAD.match(rest)
     part = rest[found.end() :] if found else rest
-    part = part.strip(" ，,。.!！吧啦了呢")
+    if part.strip() == text.strip():  # "哦不对 打300吧": what follows the last correction word
+        cues = list(CORRECTION.finditer(text))
+        part = text[cues[-1].end() :] if cues else ""
+    part = _CORE_LEAD.sub("", part.strip(" ，,。.!！吧啦了呢啊呀"))
     return part if part and part != text.strip() else None
 
 
-__all__ = ["CORRECTION", "Answer", "corrected_part", "is_correction", "read_answer"]
+__all__ = [
+    "CORRECTION",
+    "Answer",
+    "corrected_part",
+    "is_correction",
+    "is_firm_no",
+    "is_plain_answer",
+    "read_answer",
+]

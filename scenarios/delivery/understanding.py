@@ -99,6 +99,10 @@ CUES: dict[str, Cues] = {
         ("arrive", WEAK),
         ("check", WEAK),
         ("look up", STRONG),
+        ("check order", STRONG),
+        ("check my order", STRONG),
+        ("check on my order", STRONG),
+        ("check the order", STRONG),
     ),
     "REQUEST_REFUND": (
         ("退款", 1.2),
@@ -264,6 +268,9 @@ _NOT_ID_AFTER_HINT = re.compile(
 )
 REFUND_SPLIT_VERB = re.compile(r"退[^，,。.!！?？不]{0,3}?(?:款|钱)")
 """退…款 / 退…钱 with a word in between ("退个款", "退我点钱") is a refund."""
+CHECK_SUPPORT = 0.8
+"""Checking on a named order is asking its status ("check OD-…", "查查 OD-…")."""
+_CHECK_AN_ORDER = re.compile(r"\b(?:check|look at|see)\b[^,.!?]{0,12}?(?:od-|\d{9})")
 NOTIFY_SUPPORT = 0.6
 """An asked-for notification supports a status question (the notification rides on it)."""
 
@@ -315,6 +322,8 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
         yield "REQUEST_REFUND", 1.2, "退…款"
     if asks_for_notification(text):
         yield "CHECK_ORDER_STATUS", NOTIFY_SUPPORT, "notify"
+    if found and _CHECK_AN_ORDER.search(normal):  # "can you check OD-…": the order's status
+        yield "CHECK_ORDER_STATUS", CHECK_SUPPORT, "check an order"
 
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:

@@ -75,6 +75,10 @@ _BARE_AMOUNT = re.compile(
 )
 """A number with no currency, between a transfer verb and its payee ("transfer 300 to
 ACC-2001", "转300给ACC-2001"): the amount. The confirmation shows it before anything moves."""
+_VERB_THEN_NUMBER = re.compile(
+    r"(?:转账?|汇款?|打)\s*(\d{1,9}(?:\.\d{1,2})?)\s*(?=$|[，,。.!！?？~\s]|吧|过去)"
+)
+"""A transfer verb and a number ending the clause ("给李四转100，ACC-2001"): the amount."""
 _NUMERALS = "零〇一二两三四五六七八九十百千万壹贰叁肆伍陆柒捌玖拾佰仟"
 _PAYEE_THEN_AMOUNT = re.compile(
     rf"ACC-\d{{4}}\s*(?:转账?|汇款?|打)\s*(\d{{1,9}}(?:\.\d{{1,2}})?|[{_NUMERALS}]+)"
@@ -124,7 +128,7 @@ def _amount_cents(text: str) -> int | None:
     """Return the amount of money ``text`` states, in cents, or ``None``."""
     if amount := _AMOUNT.search(text):
         return round(float(amount.group(1) or amount.group(2)) * 100)
-    if bare := _BARE_AMOUNT.search(text):
+    if bare := _BARE_AMOUNT.search(text) or _VERB_THEN_NUMBER.search(text):
         return round(float(bare.group(1)) * 100)
     if chinese := _CHINESE_AMOUNT.search(text):
         return _numeral_cents(chinese.group(1))
