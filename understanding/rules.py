@@ -231,8 +231,10 @@ class RuleCommandGenerator:
                 group.held |= (
                     set(self._extract(part, group.lead.intent).slots) if group.lead else set()
                 )
-            elif group.lead is None and not (
-                waiting is not None and self.slots_for(group.text, waiting.intent, waiting).fills
+            elif group.lead is None and (
+                waiting is None
+                or result.intent == waiting.intent  # "收款账户是ACC-2001，转500元": one answer
+                or not self.slots_for(group.text, waiting.intent, waiting).fills
             ):
                 group.words.append(part)
                 group.lead, group.held = result, group.held | entities
@@ -326,9 +328,9 @@ class RuleCommandGenerator:
         waiting = view.waiting
         if waiting is not None and (result.intent == waiting.intent or not confident):
             found = self.slots_for(text, waiting.intent, waiting)
-            if found.fills or found.changed:
+            if (found.fills or found.changed) and (confident or found.several):
                 return self._answers(found, waiting, "answers the pending question")
-            if not confident:
+            if not confident:  # a bare answer: reflect-refine reads it with the question
                 return [
                     SetSlot(
                         slots=found.slots,

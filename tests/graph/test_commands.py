@@ -23,6 +23,7 @@ from scenarios import SCENARIOS
 from state import Context
 from tests.conftest import ALICE, fast_executor
 from tests.helpers import set_env
+from tools.job_bodies import JOBS
 
 pytestmark = pytest.mark.integration
 
@@ -31,12 +32,15 @@ ANALYST = Context(user_id="u_80001", user_role="analyst")
 
 
 @pytest.fixture(autouse=True)
-def world(monkeypatch):
+def world(monkeypatch, db):
     server, url = start_demo_weather_server()
     set_env(monkeypatch, "REACH_WEATHER_URL", url)
     set_env(monkeypatch, "REACH_TODAY", "2024-06-18")
     yield
     server.shutdown()
+    runner = JOBS.forget(db)  # a job the test started finishes before its database closes
+    if runner is not None:
+        runner.close(wait=True)
 
 
 class Talk:

@@ -175,21 +175,24 @@ def test_typed_correction_asks_again_about_the_corrected_order(alice, data_dir):
     assert [order for order, _ in refunds(data_dir)] == [OTHER]
 
 
-def test_an_unrelated_request_sets_the_refund_aside(alice, data_dir):
+def test_an_unrelated_request_keeps_the_refund_queued_unrun(alice, data_dir):
     thread_id, _ = ask_for_refund(alice)
     out = say(alice, thread_id, "帮我催一下单")
     texts = [str(m["content"]) for m in out["messages"] if m["type"] == "ai"]
-    assert any("已取消" in t and "没有执行" in t for t in texts)  # said so
-    assert refunds(data_dir) == [] and interrupts(alice, thread_id) == []
-    say(alice, thread_id, "确认")  # no longer an answer to anything
+    assert any("还在等您确认" in t and "没有执行" in t for t in texts)  # said so
+    assert refunds(data_dir) == [] and interrupts(alice, thread_id) == []  # asks for the order
+    say(alice, thread_id, "确认")  # no answer to anything: the refund waits behind the urge
     assert refunds(data_dir) == []
 
 
-def test_a_status_question_about_another_order_sets_the_refund_aside(alice, data_dir):
+def test_a_status_question_about_another_order_keeps_the_refund_as_it_was(alice, data_dir):
     thread_id, _ = ask_for_refund(alice)
-    say(alice, thread_id, f"{OTHER} 到哪了？")
+    out = say(alice, thread_id, f"{OTHER} 到哪了？")
+    texts = [str(m["content"]) for m in out["messages"] if m["type"] == "ai"]
+    assert any("配送中" in t for t in texts)  # the new question, answered first
     assert refunds(data_dir) == []
-    assert interrupts(alice, thread_id) == []  # a new question, not a corrected order id
+    (again,) = interrupts(alice, thread_id)  # then the refund is asked again, unchanged:
+    assert again["action_requests"][0]["args"]["order_id"] == ORDER  # no corrected order id
 
 
 def test_mark_as_resolved_is_a_rejection(alice, data_dir):
