@@ -59,7 +59,9 @@ class Through:
         return END if self.then is None else self.then(state)
 
 
-USER_FACING = frozenset({"user_fixable", "validation", "not_found", "permission_denied"})
+USER_FACING = frozenset(
+    {"user_fixable", "validation", "not_found", "permission_denied", "conflict"}
+)
 """Failures the reply explains; the user can act on them."""
 
 MAX_TASK_STEPS = 25

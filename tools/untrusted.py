@@ -11,8 +11,10 @@ other invisible characters removed; case-folded; whitespace collapsed), so "ï¼©ï
 
 from __future__ import annotations
 
+import copy
 import re
 import unicodedata
+from collections.abc import Mapping
 from typing import Any
 
 from tools.pii import ZERO_WIDTH
@@ -92,6 +94,50 @@ def find_injections(value: Any, path: str = "") -> list[str]:
     return found
 
 
+FLAG_PREFIX = "untrusted_instruction:"
+"""The executor's flag on a result path whose text reads like an instruction."""
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def withhold_flagged(result: Mapping[str, Any], marker: str) -> dict[str, Any]:
+    """Return ``result`` with the text at every flagged path replaced by ``marker``.
+
+    What the executor flagged (``untrusted_instruction:<path>``) is not repeated to the
+    user as if it were the system's own words: a reply shows the marker in its place.
+    The result itself is left as it is (the audit and ``tool_results`` keep the text).
+    """
+    paths = [
+        flag.removeprefix(FLAG_PREFIX)
+        for flag in result.get("flags") or []
+        if isinstance(flag, str) and flag.startswith(FLAG_PREFIX)
+    ]
+    if not paths:
+        return dict(result)
+    data = copy.deepcopy(result.get("data"))
+    for path in paths:
+        data = _replace_at(data, path, marker)
+    return {**result, "data": data}
+
+
+def _replace_at(value: Any, path: str, marker: str) -> Any:
+    if path == "(value)":
+        return marker if isinstance(value, str) else value
+    steps = [key if key else int(index) for key, index in _STEP.findall(path)]
+    target = value
+    for step in steps[:-1]:
+        try:
+            target = target[step]
+        except (KeyError, IndexError, TypeError):
+            return value
+    last = steps[-1] if steps else None
+    try:
+        if isinstance(target[last], str):
+            target[last] = marker
+    except (KeyError, IndexError, TypeError):
+        pass
+    return value
+
+
 _IMAGE = re.compile(r"!\[([^\]\n]{0,200})\]\([^)\n]{0,2000}\)")
 _LINK = re.compile(r"\[([^\]\n]{0,200})\]\(\s*([^)\s]{0,2000})[^)\n]{0,200}\)")
 _REF_DEF = re.compile(r"(?m)^\s{0,3}\[([^\]\n]{1,100})\]:\s*\S+.*$")
@@ -141,6 +187,8 @@ def defang_value(value: Any) -> Any:
 
 
 __all__ = [
+    "FLAG_PREFIX",
+    "withhold_flagged",
     "defang",
     "defang_value",
     "find_injections",
