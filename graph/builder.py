@@ -94,7 +94,12 @@ def make_builder(
         route_after_intent, scenarios=catalog, threshold=services.confidence_threshold
     )
     after_slots = Bound(route_after_slots_skipping_idle, scenarios=catalog, registry=services.tools)
-    after_tool = Bound(route_after_tool, scenarios=catalog, max_retries=services.max_tool_retries)
+    after_tool = Bound(
+        route_after_tool,
+        scenarios=catalog,
+        max_retries=services.max_tool_retries,
+        registry=services.tools,
+    )
     intent = make_intent_node(services)
     slot_filling = make_slot_filling_node(services)
     tool = make_tool_node(services)
