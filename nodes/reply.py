@@ -24,7 +24,7 @@ from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.tasks import ScenarioSet
 from state import AgentState, Context, ToolResult
-from tools.failures import MEANINGS, classify, reference
+from tools.failures import MEANINGS, classify, reference, said
 from tools.untrusted import withhold_flagged
 
 _log = logging.getLogger(__name__)
@@ -48,14 +48,18 @@ def make_reply_node(services: Services) -> Node:
         error = None
         llm = services.chat_model("reply", context_of(runtime).model)
         if llm is not None and text:  # optional phrasing; the template is the fallback
+            draft = text
             text, error = phrase_reply(
                 llm,
-                draft=text,
+                draft=draft,
                 results=[dict(r) for r in results],
                 goal=str(state.get("intent", "")),
                 language=voice.language,
                 turns=recent_turns(state),
             )
+            if said(text, voice.language) != said(draft, voice.language):
+                # a phrasing must not change what failed ("已停用" into "没有找到"): the template
+                text, error = draft, "the phrasing named another failure; the template is said"
         note = protocol_message(
             state,
             runtime,
@@ -105,7 +109,8 @@ def _latest_results(state: AgentState, scenarios: ScenarioSet) -> list[ToolResul
 
     Those of the calls just planned; but when an agent stopped at an earlier step (its
     ``error``), that step; and when the agent's task stands despite a later failure (a
-    booking whose notice did not go out), the task's own result, whose describer says both.
+    booking whose notice did not go out), the task's own result (the failed step after it
+    gets its own line, ``_failed_after``).
     """
     results = state.get("tool_results") or []
     count = len(state.get("pending_tool_calls") or []) or 1

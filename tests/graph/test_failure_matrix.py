@@ -20,7 +20,8 @@ from graph.builder import build_graph
 from state import Context
 from tests.conftest import fast_executor, say
 from tests.failure_matrix import CARDS, FAULTS, missing_routes, rows, run_row
-from tests.helpers import set_env
+from tests.fakes.openai_server import Scripted
+from tests.helpers import default_registry, set_env
 from tools.failures import MEANINGS, said
 
 
@@ -93,3 +94,21 @@ def test_a_tool_switched_off_with_reach_tools_is_not_a_missing_record(
     assert CliRunner().invoke(tools_app, ["enable", tool]).exit_code == 0
     again = say(app, text, thread="t2", context=Context(user_id="u_10001", user_role="customer"))
     assert not said(again["messages"][-1].content, "zh") - {"awaiting"}
+
+
+def test_a_model_phrasing_that_changes_the_failure_named_is_not_said(
+    make_app, db, monkeypatch, openai_server
+):
+    """With a reply model, "这项功能已停用" must not come out as "未找到该城市"."""
+    set_env(monkeypatch, "REACH_REPLY_MODEL", "fake-model")
+    set_env(monkeypatch, "REACH_BASE_URL", openai_server.base_url)
+    set_env(monkeypatch, "REACH_MODEL_MAX_RETRIES", "0")
+    registry = default_registry()
+    registry.disable("query_weather")  # answered by the reply node: no hand-off for weather
+    openai_server.push(Scripted(content="抱歉，未找到该城市：北京，请确认城市名称。"))
+    out = say(make_app(registry=registry), "北京今天天气怎么样")
+    reply = out["messages"][-1].content
+    assert said(reply, "zh") == {"disabled"} and "未找到" not in reply
+    assert openai_server.requests  # the model was asked, and its phrasing refused
+    note = next(p for p in reversed(out["protocol"]) if p.get("role") == "assistant")
+    assert "another failure" in str(note.get("error"))
