@@ -16,7 +16,7 @@ from rich.table import Table
 from eval.backends import model_upstream, rules_understanding
 from eval.harness import SLICES, Evaluation, load_cases, run_evaluation
 from eval.model_cache import CachingProxy, ModelCache
-from eval.report import headline, write_report
+from eval.report import headline, truth_table, write_report
 from tools.audit import AuditLog, default_audit_path
 from tools.metrics import default_metrics
 from tools.settings import get_settings
@@ -123,6 +123,12 @@ def eval_command(
     for row in headline(evaluation):
         table.add_row(*row)
     console.print(table)
+    truth = Table(title="failures told truthfully (agent): reply named the true cause")
+    for column in ("failure class", "named / turns", "share"):
+        truth.add_column(column)
+    for row in truth_table(evaluation):
+        truth.add_row(*row)
+    console.print(truth)
     if evaluation.cache:
         console.print(f"model cache: {evaluation.cache}")
     console.print(f"report: {report} (and report.html)")

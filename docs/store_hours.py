@@ -35,12 +35,14 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     return SlotResult(slots={"city": city} if city else {})
 
 
-def describe(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-    """Say the hours, or that there is no store there."""
+def describe(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+    """Say the hours, or that there is no store there; other failures are the generic ones."""
     data = result.get("data") or {}
     if result.get("status") == "success":
         return speaker.say("store_hours", **data)
-    return speaker.say("no_store", city=(state.get("slots") or {}).get("city", ""))
+    if result.get("error_type") == "not_found":
+        return speaker.say("no_store", city=(state.get("slots") or {}).get("city", ""))
+    return None
 
 
 STORE = Scenario(

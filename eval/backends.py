@@ -26,12 +26,15 @@ from tools.audit import AuditLog
 from tools.db import Database
 from tools.errors import PermanentToolError, ToolError, TransientToolError
 from tools.executor import ActionExecutor, Decision, ExecutorSettings, PreparedCall, envelope
+from tools.failures import classify, said
 from tools.permissions import Permissions
 from tools.registry import ToolCard, ToolContext, ToolRegistry
 from tools.settings import Settings, get_settings
 
 SEEDS = [scenario.seed for scenario in SCENARIOS if scenario.seed is not None]
 """The shipped scenarios' tables and demo rows."""
+ACTING_NODES = frozenset({"tool", *(agent for s in SCENARIOS for agent in s.agents)})
+"""The nodes that run tools: the tool node and every scenario's sub-agents."""
 
 UnderstandingFactory = Callable[[], Understanding | None]
 """Builds the recognizer of one run; ``None`` asks for the graph's default (the rules)."""
@@ -98,6 +101,7 @@ def start_weather_server() -> tuple[ThreadingHTTPServer, str]:
 
 
 __all__ = [
+    "ACTING_NODES",
     "SEEDS",
     "ActionExecutor",
     "AuditLog",
@@ -120,5 +124,7 @@ __all__ = [
     "eval_settings",
     "model_upstream",
     "rules_understanding",
+    "said",
+    "classify",
     "start_weather_server",
 ]

@@ -39,6 +39,7 @@ from eval.backends import (
 from eval.bare import BareExecutor
 from eval.faults import FaultInjector
 from eval.model_cache import CachingProxy
+from eval.truth import named, told_by_class, turn_cause
 from state import Context
 
 CASES_DIR = Path(__file__).parent / "cases"
@@ -279,6 +280,8 @@ class RunResult:
     faults: list[str]
     error: str | None = None
     replies: list[str] = field(default_factory=list)
+    told: list[tuple[str, bool]] = field(default_factory=list)
+    """Per turn decided by a failure: its class, and whether the reply named it (``eval.truth``)."""
     expected_intent: str | None = None
     """The case's intent, when it states one (scored for ``intent_accuracy``)."""
     model_calls: int = 0
@@ -339,6 +342,7 @@ def run_case(
     latencies: list[float] = []
     visited: list[str] = []
     replies: list[str] = []
+    told: list[tuple[str, bool]] = []
     error = None
     values: dict[str, Any] = {}
     cached_turns: list[bool] = []
@@ -357,14 +361,19 @@ def run_case(
                 payload = {"messages": [("user", str(turn))]}
             hits_before = stats.hits if stats else 0
             started = time.perf_counter()
+            turn_nodes: list[str] = []
             for chunk in app.stream(payload, config, context=context, stream_mode="updates"):
-                visited.extend(key for key in chunk if key != "__interrupt__")
+                turn_nodes.extend(key for key in chunk if key != "__interrupt__")
+            visited.extend(turn_nodes)
             latencies.append((time.perf_counter() - started) * 1000)
             cached_turns.append(bool(stats and stats.hits > hits_before))
             values = app.get_state(config).values
             messages = values.get("messages") or []
             if messages:
                 replies.append(str(messages[-1].content))
+            cause = None if app.get_state(config).next else turn_cause(values, turn_nodes)
+            if cause is not None and messages:
+                told.append((cause, named(cause, str(messages[-1].content), case.lang)))
     except Exception as exc:  # noqa: BLE001 - a crash is a scored failure, not an abort
         error = f"{type(exc).__name__}: {exc}"
     finally:
@@ -423,6 +432,7 @@ def run_case(
         faults=[f"{c.tool}:{c.fault}" for c in injector.calls if c.fault],
         error=error,
         replies=replies,
+        told=told,
         expected_intent=case.intent,
         model_calls=(stats.hits + stats.misses - first_hits - first_misses) if stats else 0,
         cached_calls=(stats.hits - first_hits) if stats else 0,
@@ -517,6 +527,7 @@ def summarize(runs: Sequence[RunResult], trials: int) -> dict[str, Any]:
         "model_calls": sum(run.model_calls for run in runs),
         "model_calls_cached": sum(run.cached_calls for run in runs),
         "causes": dict(Counter(run.cause for run in runs if run.cause)),
+        "told_by_class": told_by_class(pair for run in runs for pair in run.told),
     }
 
 

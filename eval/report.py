@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from eval.harness import Evaluation  # noqa: E402
+from eval.truth import truth_rows  # noqa: E402
 
 ROWS: tuple[tuple[str, str, str], ...] = (
     ("task_success", "task success rate", "pct"),
@@ -156,6 +157,13 @@ def _charts(evaluation: Evaluation, out: Path) -> list[str]:
     return names
 
 
+def truth_table(evaluation: Evaluation, agent: str = "agent") -> list[tuple[str, str, str]]:
+    """Per failure class: turns it decided, how many replies named it, and the share."""
+    if not any(run.agent == agent for run in evaluation.runs):
+        return []
+    return truth_rows(evaluation.summary(agent)["told_by_class"])  # type: ignore[arg-type]
+
+
 def failures(evaluation: Evaluation) -> list[dict[str, Any]]:
     """Return one line per (agent, case) that failed at least once."""
     grouped: dict[tuple[str, str], list[Any]] = defaultdict(list)
@@ -200,6 +208,18 @@ def write_report(evaluation: Evaluation, out: Path) -> Path:
             f"Model cache: `{evaluation.cache}`. Latency rows count only turns none of whose "
             "model answers came from the cache.",
         ]
+    truth = truth_table(evaluation)
+    md += [
+        "",
+        "## Failures told truthfully (agent)",
+        "",
+        "Turns decided by a failure, per class, and how often the reply named the true cause"
+        " (`eval/truth.py`).",
+        "",
+        "| failure class | named / turns | share |",
+        "|---|---|---|",
+        *[f"| {cause} | {count} | {share} |" for cause, count, share in truth],
+    ]
     md += ["", *[f"![{name}]({name})" for name in charts], "", "## Failed cases", ""]
     md += [
         "| agent | case | failed trials | cause | detail | faults |",
@@ -220,12 +240,18 @@ def write_report(evaluation: Evaluation, out: Path) -> Path:
         for row in failures(evaluation)
     )
     images = "".join(f'<p><img src="{name}" alt="{name}"></p>' for name in charts)
+    truth_html = "".join(
+        f"<tr><td>{html.escape(cause)}</td><td>{count}</td><td>{share}</td></tr>"
+        for cause, count, share in truth
+    )
     page = (
         f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>"
         "<style>body{font-family:sans-serif;max-width:1000px;margin:auto}"
         "td,th{border:1px solid #ccc;padding:4px 8px}table{border-collapse:collapse}</style>"
         f"<h1>{html.escape(title)}</h1><p>{cases} cases.</p>"
-        f"<table><tr><th>metric</th><th>agent</th><th>bare</th></tr>{rows}</table>{images}"
+        f"<table><tr><th>metric</th><th>agent</th><th>bare</th></tr>{rows}</table>"
+        "<h2>Failures told truthfully (agent)</h2><table><tr><th>failure class</th>"
+        f"<th>named / turns</th><th>share</th></tr>{truth_html}</table>{images}"
         "<h2>Failed cases</h2><table><tr><th>agent</th><th>case</th><th>failed trials</th>"
         f"<th>cause</th><th>detail</th><th>faults</th></tr>{fail_rows}</table>"
     )

@@ -21,6 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.checkpoint.compress import protect
 from graph.job_followup import ThreadActivity, follow_up_on_thread
+from graph.resume import checked
 from nodes.clarify import make_clarify_node
 from nodes.compact import unpinning_tools, with_compaction
 from nodes.fusion import continued
@@ -96,7 +97,12 @@ def make_builder(
         route_after_intent, scenarios=catalog, threshold=services.confidence_threshold
     )
     after_slots = Bound(route_after_slots_skipping_idle, scenarios=catalog, registry=services.tools)
-    after_tool = Bound(route_after_tool, scenarios=catalog, max_retries=services.max_tool_retries)
+    after_tool = Bound(
+        route_after_tool,
+        scenarios=catalog,
+        max_retries=services.max_tool_retries,
+        registry=services.tools,
+    )
     intent = make_intent_node(services)
     slot_filling = make_slot_filling_node(services)
     tool = make_tool_node(services)
@@ -215,8 +221,11 @@ def build_graph(
             compress=services.settings.compress_checkpoints
             and not isinstance(checkpointer, InMemorySaver),
         )
-    compiled = make_builder(services, transcript, same_step=same_step).compile(
-        checkpointer=checkpointer, **options
+    # a resume the graph cannot read (None, a list, bytes) is refused before LangGraph sees it
+    compiled = checked(
+        make_builder(services, transcript, same_step=same_step).compile(
+            checkpointer=checkpointer, **options
+        )
     )
     # the four decision points of every task go to the audit log (``reach trace``)
     callbacks: list[Any] = list(trace_callbacks(lambda: services.executor.audit))

@@ -26,6 +26,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from graph.intake import IntakeMiddleware
+from graph.resume import ResumeCheckMiddleware
 from tools.metrics import default_metrics, render_latest
 
 
@@ -48,7 +49,8 @@ def app_class() -> Any:
 
 
 app = app_class()(
-    middleware=[Middleware(IntakeMiddleware)],
+    # an unreadable resume is refused (422) before a run exists; then intake masking
+    middleware=[Middleware(ResumeCheckMiddleware), Middleware(IntakeMiddleware)],
     routes=[
         # the LangGraph API server answers /metrics itself (its own metrics), so under
         # ``langgraph dev`` ours are at /reach/metrics

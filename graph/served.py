@@ -8,13 +8,12 @@ in the data directory, so it lives here, imported by the server only, and not in
 from __future__ import annotations
 
 from graph.builder import make_builder
+from graph.resume import checked
 from nodes.services import Services
 from scenarios import SCENARIOS
 from tools.trace_callbacks import trace_callbacks
 
-graph = (
-    make_builder(Services(scenarios=SCENARIOS))
-    .compile(name="agent")
-    .with_config(callbacks=trace_callbacks())
+graph = checked(make_builder(Services(scenarios=SCENARIOS)).compile(name="agent")).with_config(
+    callbacks=trace_callbacks()
 )
 """The served graph, traced to the audit log like an embedded one."""

@@ -1,6 +1,7 @@
 """Hand-off: a person takes over when a tool keeps failing, or when the user asks for one.
 
-It never pretends success.
+It never pretends success: it says what the failure was, in the one generic sentence of its
+class (``tools.failures``), then that a person takes over.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from nodes.common import Node, protocol_message
 from nodes.prompts import Voice
 from nodes.services import Services
 from state import AgentState, Context
+from tools.failures import classify
 
 
 def _asked_for(state: AgentState) -> tuple[str, str] | None:
@@ -54,8 +56,14 @@ def make_handoff_node(services: Services) -> Node:
             note = protocol_message(state, runtime, role="assistant", content=text, handoff=handoff)
             return {"messages": [AIMessage(content=text)], "protocol": [note], "step_count": 1}
         error = state.get("error") or {}
-        name = "unknown_outcome" if error.get("status") == "unknown" else "handoff"
-        text = voice.say(name, task=voice.label(state.get("intent", "")))
+        task = voice.label(state.get("intent", ""))
+        outcome = classify(error) if error else None
+        said = (
+            voice.failure(outcome, error, task=task, known=(state.get("slots") or {}).values())
+            if outcome is not None
+            else voice.say("handoff_stuck", task=task)
+        )
+        text = f"{said}{voice.say('handed_over')}"
         note = protocol_message(
             state,
             runtime,

@@ -1,18 +1,22 @@
 """The generic nodes' own sentences, and the voice that finds any sentence by key.
 
 Scenario wording lives in each scenario's ``wording.py``; these are the sentences no scenario
-owns: what to say when the request is unclear, the confirmation question, a declined or
-refused action, the hand-over to a human, and the answers to courtesies and "never mind"
-(``nodes.acts``). ``Voice`` looks a key up in the scenarios
-first and here second, in the user's language.
+owns: what to say when the request is unclear, the confirmation question, the hand-over to a
+human, and the answers to courtesies and "never mind" (``nodes.acts``). ``Voice`` looks a key
+up in the scenarios first and here second, in the user's language.
+
+What a failed (or declined, or held) tool call means is not worded here nor by a scenario:
+``Voice.failure`` says the one sentence ``tools.failures`` gives each class.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from nodes.tasks import Scenario, ScenarioSet, Wording
+from tools.failures import Outcome, sentence
 
 GENERIC: Wording = {
     "ask_intent": {
@@ -70,35 +74,21 @@ GENERIC: Wording = {
         "zh": "此前已提交过，无需重复操作。以下是当时的结果：",
         "en": "This was already submitted earlier; nothing was done again. What happened then:",
     },
-    "declined": {
-        "zh": "好的，已取消{task}，没有执行任何操作。",
-        "en": "OK, I won't {task}; nothing was done.",
+    "handed_over": {
+        "zh": "我已为您转接人工客服，请稍候。",
+        "en": "I've passed you to a human agent; please hold on.",
     },
-    "rate_limited": {
-        "zh": "操作太频繁了，请稍后再试。",
-        "en": "That's too many requests in a short time; please try again later.",
+    "handoff_stuck": {
+        "zh": "抱歉，我暂时没能帮您{task}。",
+        "en": "Sorry, I couldn't {task} this time.",
     },
-    "not_permitted": {
-        "zh": "抱歉，您的账号无权执行此操作。",
-        "en": "Sorry, your account isn't allowed to do that.",
+    "done_ref": {
+        "zh": "好的，已为您{task}（编号 {reference}）。",
+        "en": "Done: I did as you asked ({task}); reference {reference}.",
     },
-    "invalid_request": {
-        "zh": "抱歉，这个请求的信息不完整或有误：{reason}。",
-        "en": "Sorry, some details of that request are missing or wrong: {reason}.",
-    },
-    "handoff": {
-        "zh": "抱歉，{task}服务暂时不可用，请稍后再试。我已为您转接人工客服，请稍候。",
-        "en": (
-            "Sorry, I can't {task} right now; the service is not available. Please try again "
-            "later. I've passed you to a human agent."
-        ),
-    },
-    "unknown_outcome": {
-        "zh": "抱歉，{task}的结果暂时无法确认，请勿重复操作。我已为您转接人工客服核实。",
-        "en": (
-            "Sorry, I can't confirm whether the request to {task} went through. Please don't "
-            "repeat it; I've passed you to a human agent to check."
-        ),
+    "untrusted_withheld": {
+        "zh": "（此处内容含有可疑指令，已隐去）",
+        "en": "(withheld: it contained instruction-like text)",
     },
     "handoff_human": {
         "zh": "好的，正在为您转接人工客服，请稍候。",
@@ -168,6 +158,16 @@ class Voice:
             msg = f"no wording for {key!r}"
             raise KeyError(msg)
         return template.format(**values)
+
+    def failure(
+        self, outcome: Outcome, result: Mapping[str, Any], *, task: str, known: Iterable[Any] = ()
+    ) -> str:
+        """Say what a failed (declined, held, unknown…) call means: the one generic sentence.
+
+        ``known`` holds the values the user gave (the slots), so the reference named is the
+        record the call created, not the order the user named.
+        """
+        return sentence(outcome, result, language=self.language, task=task, known=known)
 
     def label(self, intent: str) -> str:
         """Name an intent for the user (its ``intent.<INTENT>`` wording)."""

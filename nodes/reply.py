@@ -2,15 +2,17 @@
 
 Replies are built from the envelope's data by the describer the tool's scenario declares.
 Raw JSON and internal error text never reach the user; a missing resource is said to be
-missing, and nothing is invented. Failures every tool can have (declined, refused, invalid
-arguments, rate limited) are worded here, once.
+missing, and nothing is invented. What a failure means is said once, in ``tools.failures``:
+a describer words its tool's successes, its not-found and its domain refusals, nothing else;
+every other class (switched off, unavailable, unknown outcome, declined ...) gets the one
+generic sentence, whatever the tool, and so does a failure a describer does not know.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
@@ -22,6 +24,8 @@ from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.tasks import ScenarioSet
 from state import AgentState, Context, TaskFrame, ToolResult
+from tools.failures import MEANINGS, classify, reference, said
+from tools.untrusted import withhold_flagged
 from understanding.engine import next_frame
 
 _log = logging.getLogger(__name__)
@@ -38,7 +42,7 @@ def make_reply_node(services: Services) -> Node:
         starts here ("接下来…") and the turn goes on with it.
         """
         voice = Voice(services.catalog, state.get("language", "zh"))
-        results = _latest_results(state)
+        results = _latest_results(state, services.catalog)
         frames = {f["task_id"]: f for f in state.get("task_stack") or []}
         lines = [
             describe_result(
@@ -47,18 +51,31 @@ def make_reply_node(services: Services) -> Node:
             for r in results
             if not _follows_a_failure(r, results)
         ]
+        for later in _failed_after(state, results):  # a side step that failed after them
+            if _follows_a_failure(later, state.get("tool_results") or []):
+                continue
+            task_state = _task_state(state, frames.get(later.get("task_id", "")))
+            lines.append(
+                voice.failure(
+                    classify(later) or "unavailable", later, task=_task(later, task_state, voice)
+                )
+            )
         text = "\n".join(line for line in lines if line)
         error = None
         llm = services.chat_model("reply", context_of(runtime).model)
         if llm is not None and text:  # optional phrasing; the template is the fallback
+            draft = text
             text, error = phrase_reply(
                 llm,
-                draft=text,
+                draft=draft,
                 results=[dict(r) for r in results],
                 goal=str(state.get("intent", "")),
                 language=voice.language,
                 turns=recent_turns(state),
             )
+            if said(text, voice.language) != said(draft, voice.language):
+                # a phrasing must not change what failed ("已停用" into "没有找到"): the template
+                text, error = draft, "the phrasing named another failure; the template is said"
         again = _asked_again(services, state)
         after = {} if again else _next_task(services, state, voice, results)
         text = "\n".join(part for part in (text, after.pop("said", "")) if part)
@@ -180,9 +197,40 @@ def recent_turns(state: AgentState, limit: int = 12) -> list[tuple[str, str]]:
     return turns[-limit:]
 
 
-def _latest_results(state: AgentState) -> list[ToolResult]:
+def _latest_results(state: AgentState, scenarios: ScenarioSet) -> list[ToolResult]:
+    """Return the results that decide this turn's answer.
+
+    Those of the calls just planned; but when an agent stopped at an earlier step (its
+    ``error``), that step; and when the agent's task stands despite a later failure (a
+    booking whose notice did not go out), the task's own result (the failed step after it
+    gets its own line, ``_failed_after``).
+    """
+    results = state.get("tool_results") or []
     count = len(state.get("pending_tool_calls") or []) or 1
-    return (state.get("tool_results") or [])[-count:]
+    latest = results[-count:]
+    error = state.get("error")
+    if error:
+        return latest if error in latest else [error]
+    if all(r.get("status") == "success" for r in latest):
+        return latest
+    task = scenarios.task(state.get("intent"))
+    final = next((r for r in reversed(results) if task and r.get("tool") == task.tool), None)
+    return [final] if final is not None and final.get("status") == "success" else latest
+
+
+def _failed_after(state: AgentState, decisive: list[ToolResult]) -> list[ToolResult]:
+    """Return the failed results that came after the decisive ones (a notice not sent)."""
+    results = state.get("tool_results") or []
+    if not decisive:
+        return []
+    last = max((i for i, r in enumerate(results) if r in decisive), default=len(results))
+    return [r for r in results[last + 1 :] if r.get("status") != "success"]
+
+
+def _task(result: ToolResult, state: AgentState, voice: Voice) -> str:
+    """Name what the result was for: its step (``step.<tool>``), else the task asked for."""
+    step = voice.text(f"step.{result.get('tool', '')}")
+    return step or voice.label(state.get("intent", ""))
 
 
 def describe_result(
@@ -200,27 +248,49 @@ def describe_result(
 
 
 def _describe(result: ToolResult, state: AgentState, voice: Voice, scenarios: ScenarioSet) -> str:
-    data = result.get("data") or {}
-    error_type = result.get("error_type")
-    task = voice.label(state.get("intent", ""))
-    if result.get("status") == "rejected" and error_type is None:
-        return voice.say("declined", task=task)
-    if error_type == "rate_limited":
-        return voice.say("rate_limited")
-    if error_type == "permission_denied":
-        return voice.say("not_permitted")
-    if error_type == "validation":
-        fields = ", ".join(err["field"] for err in data.get("errors", [])) or "arguments"
-        return voice.say("invalid_request", reason=fields)
-    describe = scenarios.describers.get(result.get("tool", ""))
+    outcome = classify(result)
+    task = _task(result, state, voice)
+    known = list((state.get("slots") or {}).values())
+    if outcome is not None and not MEANINGS[outcome].scenario_words:
+        return voice.failure(outcome, result, task=task, known=known)
+    tool = result.get("tool", "")
+    describe = scenarios.describers.get(tool)
+    text: str | None = None
     if describe is not None:
-        own = replace(voice, prefer=scenarios.tool_scenario.get(result.get("tool", "")))
+        own = replace(voice, prefer=scenarios.tool_scenario.get(tool))
+        shown = cast(ToolResult, withhold_flagged(result, voice.say("untrusted_withheld")))
         try:
-            return describe(result, state, own)
+            text = describe(shown, state, own)
         except (KeyError, TypeError, ValueError):
             # data not in the shape the describer knows (a backend renamed a field): the turn
             # must still end with an answer, and the user must not be told a guess
-            _log.exception("describer of %s failed on its result", result.get("tool"))
-            return voice.say("handoff", task=task)
-    # a tool with no wording of its own: never show its internal summary to the user
-    return voice.say("done" if result.get("status") == "success" else "handoff", task=task)
+            _log.exception("describer of %s failed on its result", tool)
+            if outcome is None:
+                return _done(result, voice, task, scenarios, known, readable=False)
+    if text:
+        return text
+    if outcome is not None:  # a failure the describer does not know: the generic sentence
+        return voice.failure(outcome, result, task=task, known=known)
+    return _done(result, voice, task, scenarios, known, readable=True)
+
+
+def _done(
+    result: ToolResult,
+    voice: Voice,
+    task: str,
+    scenarios: ScenarioSet,
+    known: list[Any],
+    *,
+    readable: bool,
+) -> str:
+    """Say a success no describer could word.
+
+    A write happened: say so, with its id. A read whose data could not be read is said to
+    be unavailable, never shown as raw data.
+    """
+    card = scenarios.cards_by_name().get(result.get("tool", ""))
+    if card is not None and not card.idempotent:
+        return voice.say("done_ref", task=task, reference=reference(result, known))
+    if not readable:
+        return voice.failure("unavailable", result, task=task, known=known)
+    return voice.say("done", task=task)

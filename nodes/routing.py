@@ -7,7 +7,7 @@ so a router returns its name (a ``str``) besides the generic nodes' literal name
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from langgraph.graph import END
@@ -60,7 +60,7 @@ class Through:
 
 
 USER_FACING = frozenset(
-    {"user_fixable", "validation", "not_found", "permission_denied", "not_requested"}
+    {"user_fixable", "validation", "not_found", "permission_denied", "conflict", "not_requested"}
 )
 """Failures the reply explains; the user can act on them."""
 
@@ -135,13 +135,19 @@ def route_after_propose(state: RouteView, *, scenarios: ScenarioSet) -> Literal[
 
 
 def route_after_tool(
-    state: RouteView, *, scenarios: ScenarioSet, max_retries: int = 2
+    state: RouteView,
+    *,
+    scenarios: ScenarioSet,
+    max_retries: int = 2,
+    registry: ToolRegistry | None = None,
 ) -> Literal["reply", "reflect_refine", "handoff", "intent"] | str:
     """Reply on success, a user-fixable failure or a declined action; else retry or hand over.
 
-    Transient failures go back through reflect-refine while retries remain; a result that
-    names another agent (``data.handoff``) goes to that agent. Words given instead of a yes
-    or a no ("不对，改成50") go back to understanding: nothing ran.
+    Transient failures go back through reflect-refine while retries remain, except those of
+    a call the user confirmed (the executor already retried it within the call; another
+    round would ask the user to confirm again, with no word of why); a result that names
+    another agent (``data.handoff``) goes to that agent. Words given instead of a yes or a
+    no ("不对，改成50") go back to understanding: nothing ran.
     """
     if state.get("decision") == "reread":
         return "intent"
@@ -157,7 +163,7 @@ def route_after_tool(
     if error_type == "rate_limited" and not (error.get("data") or {}).get("guard"):
         return "reply"
     if error.get("retryable") and state.get("retry_count", 0) < max_retries:
-        if state.get("step_count", 0) < MAX_TASK_STEPS:
+        if state.get("step_count", 0) < MAX_TASK_STEPS and not _confirmed(error, registry):
             return "reflect_refine"
     task = scenarios.task(state.get("intent"))
     if task is not None and not task.handoff_on_failure:
@@ -173,6 +179,12 @@ def route_after_reply(state: RouteView) -> Literal["slot_filling"] | str:
 def route_after_agent(state: RouteView) -> Literal["reply", "intent"]:
     """Reply with the sub-agent's results; words instead of a yes or a no are read again."""
     return "intent" if state.get("decision") == "reread" else "reply"
+
+
+def _confirmed(error: Mapping[str, Any], registry: ToolRegistry | None) -> bool:
+    """Whether the failed call was one the user had to confirm (a high-risk tool)."""
+    card = registry.get(str(error.get("tool", ""))) if registry is not None else None
+    return card is not None and card.risk == "high"
 
 
 def route_after_slots_skipping_idle(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from nodes.common import Node
     from nodes.services import Services
     from state import AgentState, ToolResult
+    from tools.failures import Outcome
     from tools.registry import ToolCard
 
 UNKNOWN = "UNKNOWN"
@@ -127,12 +128,23 @@ class Speaker(Protocol):
         """Name an intent for the user."""
         ...
 
+    def failure(
+        self, outcome: Outcome, result: Mapping[str, Any], *, task: str, known: Iterable[Any] = ()
+    ) -> str:
+        """Say what a failed call means: the one generic sentence of its class."""
+        ...
+
 
 class Describer(Protocol):
-    """Says what one tool result means for the user."""
+    """Says what one of its tool's results means for the user.
 
-    def __call__(self, result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-        """Return the sentence."""
+    It gets successes and the failures that are about the scenario's own data (not found,
+    a domain refusal: ``tools.failures``, ``scenario_words``); every other failure is worded
+    once, generically, and never reaches it.
+    """
+
+    def __call__(self, result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+        """Return the sentence, or ``None`` for a failure it does not know (said generically)."""
         ...
 
 

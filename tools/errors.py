@@ -34,6 +34,25 @@ class ResourceNotFoundError(ToolError):
     error_type = "not_found"
 
 
+class ConflictError(ToolError):
+    """The request collides with what just changed (already done, taken by someone else).
+
+    Nothing was done by this call; the user should check before trying again.
+    """
+
+    error_type = "conflict"
+
+
+class CompensatedError(ToolError):
+    """The effect happened, then failed to complete, and a compensating action reversed it.
+
+    Nothing is left of it: a transfer whose clearing failed was put back. The breaker counts
+    it as the backend's failure.
+    """
+
+    error_type = "compensated"
+
+
 class TransientToolError(ToolError):
     """The backend is briefly unavailable (timeout, connection, 5xx); a retry may succeed."""
 

@@ -63,7 +63,7 @@ from tools.stores import (
     ResultCache,
 )
 from tools.types import non_finite_paths
-from tools.untrusted import defang_value, find_injections
+from tools.untrusted import FLAG_PREFIX, defang_value, find_injections
 
 Status = Literal["success", "failed", "timeout", "rejected", "pending", "unknown"]
 ErrorType = Literal[
@@ -74,8 +74,14 @@ ErrorType = Literal[
     "rate_limited",
     "circuit_open",
     "not_requested",
+    "disabled",
+    "conflict",
+    "compensated",
     "system",
 ]
+"""Why a call did not succeed; ``tools.failures.classify`` says what each means to a user."""
+BACKEND_FAILURES = frozenset({"system", "compensated"})
+"""Error types of the backend's own failures: the breaker counts them."""
 DecisionKind = Literal["approve", "reject", "edit"]
 
 _log = logging.getLogger(__name__)
@@ -309,10 +315,11 @@ class ActionExecutor:
         if card is None:
             refusal = self.registry.unavailable(name)  # disabled, retired or past its sunset
             if refusal is not None:
+                # switched off is not "no such record": it must never read as not found
                 return envelope(
                     tool=name,
                     status="failed",
-                    error_type="not_found",
+                    error_type="disabled",
                     message=refusal["message"],
                     data={**refusal, "available": self.registry.names()},
                     request_id=provisional,
@@ -645,7 +652,7 @@ class ActionExecutor:
                 retryable=exc.retryable and card.idempotent,
                 request_id=request_id,
             )
-            if exc.error_type == "system":
+            if exc.error_type in BACKEND_FAILURES:
                 raise _SystemFailure(result, transient=exc.retryable) from exc
             return result  # the user can fix it: not the backend's fault, breaker untouched
         except (ConnectionError, TimeoutError) as exc:
@@ -655,7 +662,7 @@ class ActionExecutor:
             _log.exception("tool %s raised unexpectedly", card.name)
             result = self._system_failure(card, request_id, exc, transient=False)
             raise _SystemFailure(result, transient=False) from exc
-        flags = [f"untrusted_instruction:{path}" for path in find_injections(data)]
+        flags = [f"{FLAG_PREFIX}{path}" for path in find_injections(data)]
         non_finite = non_finite_paths(data)
         if non_finite and card.idempotent:
             # A backend answering NaN or infinity is broken; its number must not reach a reply.
@@ -757,7 +764,7 @@ class ActionExecutor:
             return envelope(
                 tool=prepared.card.name,
                 status="rejected",
-                error_type="validation",
+                error_type="conflict",
                 message="idempotency key reused with different arguments",
                 request_id=prepared.request_id,
             )

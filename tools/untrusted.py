@@ -6,17 +6,26 @@ data; this module finds the instruction-like text so the audit can show the atte
 
 Flagging runs on a normalized copy (NFKC, so full-width letters become ASCII; zero-width and
 other invisible characters removed; case-folded; whitespace collapsed), so "ＩＧＮＯＲＥ",
-"ig\u200bnore" and "SYSTEM:" are the same to it as "ignore" and "system:".
+"ig\u200bnore" and "SYSTEM:" are the same to it as "ignore" and "system:". Chinese spaced out
+("忽 略 上 面") and English written letter by letter ("f o r g e t") are read with the gaps
+closed. The "forget / disregard / override everything above" family is matched with its
+quantifier ("everything", "all of", "一切", "所有") so that "never mind, forget it" and
+"我忘记之前的订单号了" are not; ``tests/attack/truth.py`` measures false positives on the
+seeded data and the evaluation set.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 import unicodedata
+from collections.abc import Mapping
 from typing import Any
 
 from tools.pii import ZERO_WIDTH
 
+_DROP = r"(?:ignore|disregard|forget|override|overrule|discard|erase|neglect)"
+"""Verbs that throw away what came before."""
 _EN = [
     r"\b(?:ignore|disregard|forget|override|skip|bypass)\b.{0,30}?\b(?:previous|prior|above|"
     r"earlier|preceding|system|original|all|any|your|those|these)\b.{0,30}?\b(?:instructions?|"
@@ -32,7 +41,9 @@ _EN = [
     r"\b(?:reveal|print|show|repeat|leak) (?:me )?(?:your|the) (?:system )?"
     r"(?:prompt|instructions)\b",
     r"\b(?:call|use|invoke|run|execute) (?:the )?\w+ (?:tool|function)\b",
-    r"\b(?:transfer|send|wire) (?:all |the )?(?:money|funds|balance)\b",
+    # "all the money", not "send money to ACC-2001" (an ordinary transfer request)
+    r"\b(?:transfer|send|wire) (?:all(?: (?:of )?(?:the|my|your))?|the (?:entire|whole)"
+    r"|everything in the) (?:money|funds|balance)\b",
     r"(?:^|\n)\s*(?:system|assistant|developer|tool)\s*:",
     r"<\|?\s*(?:system|assistant|developer|im_start|im_end|endoftext)\s*\|?>",
     r"</?\s*(?:system|instructions?|assistant|developer)\s*>",
@@ -40,6 +51,24 @@ _EN = [
     r"<<\s*sys\s*>>",
     r"(?:^|\n)\s*#{1,6}\s*(?:system|instructions?)\b",
     r"\bimportant\s*:\s*(?:the )?(?:assistant|ai|agent|model)\b",
+    # the "forget / disregard / override everything above" family: a quantifier, then where
+    *(
+        pattern.replace(" ", r"\s+")  # across line breaks too
+        for pattern in (
+            rf"\b{_DROP}\b,? (?:all(?: of)?|everything|anything|whatever)(?: (?:that|which))?"
+            r"(?: (?:was|were|is|has been|you(?:'ve| have| were)?(?: been)?|i) "
+            r"(?:said|told(?: you)?|written|given|read|seen|sent))?"
+            r" (?:above|before(?: this)?|earlier|previously|so far|until now"
+            r"|up to (?:now|here|this point)|prior(?: to this)?|in this (?:chat|conversation)"
+            r"|(?:the |this )?(?:above|preceding))\b",
+            rf"\b{_DROP}\b,? (?:all of )?the (?:above|foregoing|preceding)\b",
+            rf"\b{_DROP}\b,? everything (?:you(?:'ve| have)? been told|you were told"
+            r"|i (?:said|told you))",
+            r"\b(?:everything|all|the (?:text|instructions?|rules?|messages?))"
+            r" (?:above|before this|so far) (?:is|are|was|were) (?:now )?"
+            r"(?:void|null|cancell?ed|invalid|no longer (?:valid|in effect))\b",
+        )
+    ),
 ]
 _ZH = [
     r"(?:请)?(?:忽略|无视|忘记|忘掉|不要理会|跳过)(?:掉)?(?:你)?(?:之前|以上|上面|前面|先前|上述|此前|所有|全部|原来|原有|系统)"
@@ -52,9 +81,28 @@ _ZH = [
     r"(?:立即|马上|现在)(?:调用|执行|转账|退款|打款)",
     r"以(?:管理员|系统|开发者)(?:身份|权限)",
     r"(?:^|\n)\s*(?:系统|助手|开发者)\s*[:：]",
-    r"(?:把|将)(?:所有|全部)?(?:余额|钱|资金)(?:都)?(?:转|打)(?:到|给)",
+    # "把所有余额都转到", not "把钱转到我另一个账户" (an ordinary transfer request)
+    r"(?:把|将)(?:(?:所有|全部)的?(?:余额|钱|资金)|(?:余额|钱|资金)(?:都|全部|全都))(?:都)?(?:转|打)(?:到|给)",
+    # "忘掉上面的一切" / "无视以上全部内容": where, what was said there, then all of it
+    r"(?:忽略|无视|無視|忘记|忘記|忘掉|忘了|不要理会|不要理會|不用理会|别理会|不要管|别管|抛开|抛弃|丢掉"
+    r"|推翻|覆盖|覆蓋)(?:掉)?"
+    r"(?:你)?(?:之前|以上|上面|前面|先前|上述|此前|前述|刚才|上文|前文)"
+    r"(?:(?:说|讲|提|写|给|发)(?:过)?)?(?:的)?(?:所有|全部|一切|任何)(?:的)?"
+    r"(?:内容|指令|规则|提示|说明|命令|要求|设定|限制|东西|信息|消息|对话|设置)?",
+    r"(?:忽略|无视|無視|忘记|忘記|忘掉|不要理会|推翻|覆盖)(?:掉)?(?:你)?(?:之前|以上|上面|前面|上述|上文)"
+    r"的?一切",
+    r"(?:以上|上面|之前|前面|上述|上文)的?(?:所有|全部)?(?:内容|指令|规则|提示|设定|说明|要求)"
+    r"(?:都|全部|一律|统统)?(?:作废|无效|不算数?|不再有效|失效)",
 ]
 _INJECTION = re.compile("|".join([*_EN, *_ZH]), re.IGNORECASE | re.DOTALL)
+_SPACED_EN = re.compile(
+    rf"{_DROP}(?:all|everything|anything)?(?:ofthe|the)?"
+    r"(?:above|before|previous|prior|earlier|preceding|instructions?|rules?|prompts?)"
+    r"|(?:youarenow|systemprompt|newinstructions?|developermode)"
+)
+"""The same family written letter by letter ("f o r g e t  e v e r y t h i n g  a b o v e")."""
+_LETTER_RUN = re.compile(r"(?<![^\W\d_])(?:[a-z][ .\-_*·]){3,}[a-z](?![^\W\d_])")
+_CJK_GAP = re.compile(r"(?<=[\u3400-\u9fff])[ \t\n.\-_*·]+(?=[\u3400-\u9fff])")
 
 _INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc"})
 
@@ -73,8 +121,19 @@ def normalize_for_matching(text: str) -> str:
 
 
 def looks_like_instruction(text: str) -> bool:
-    """Tell whether ``text`` reads like an instruction to the agent (zh or en)."""
-    return bool(_INJECTION.search(normalize_for_matching(text[:20_000])))
+    """Tell whether ``text`` reads like an instruction to the agent (zh or en).
+
+    Besides the normalized text, two spellings meant to slip past a pattern are read: Chinese
+    with spaces or dots between its characters ("忽 略 上 面 的 指 令"), and English written
+    letter by letter ("i g n o r e  a l l"), each with the gaps closed.
+    """
+    normal = normalize_for_matching(text[:20_000])
+    if _INJECTION.search(normal) or _INJECTION.search(_CJK_GAP.sub("", normal)):
+        return True
+    for run in _LETTER_RUN.findall(normal):
+        if _SPACED_EN.search(re.sub(r"[^a-z]", "", run)):
+            return True
+    return False
 
 
 def find_injections(value: Any, path: str = "") -> list[str]:
@@ -90,6 +149,50 @@ def find_injections(value: Any, path: str = "") -> list[str]:
         for index, item in enumerate(value):
             found.extend(find_injections(item, f"{path}[{index}]"))
     return found
+
+
+FLAG_PREFIX = "untrusted_instruction:"
+"""The executor's flag on a result path whose text reads like an instruction."""
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def withhold_flagged(result: Mapping[str, Any], marker: str) -> dict[str, Any]:
+    """Return ``result`` with the text at every flagged path replaced by ``marker``.
+
+    What the executor flagged (``untrusted_instruction:<path>``) is not repeated to the
+    user as if it were the system's own words: a reply shows the marker in its place.
+    The result itself is left as it is (the audit and ``tool_results`` keep the text).
+    """
+    paths = [
+        flag.removeprefix(FLAG_PREFIX)
+        for flag in result.get("flags") or []
+        if isinstance(flag, str) and flag.startswith(FLAG_PREFIX)
+    ]
+    if not paths:
+        return dict(result)
+    data = copy.deepcopy(result.get("data"))
+    for path in paths:
+        data = _replace_at(data, path, marker)
+    return {**result, "data": data}
+
+
+def _replace_at(value: Any, path: str, marker: str) -> Any:
+    if path == "(value)":
+        return marker if isinstance(value, str) else value
+    steps = [key if key else int(index) for key, index in _STEP.findall(path)]
+    target = value
+    for step in steps[:-1]:
+        try:
+            target = target[step]
+        except (KeyError, IndexError, TypeError):
+            return value
+    last = steps[-1] if steps else None
+    try:
+        if isinstance(target[last], str):
+            target[last] = marker
+    except (KeyError, IndexError, TypeError):
+        pass
+    return value
 
 
 _IMAGE = re.compile(r"!\[([^\]\n]{0,200})\]\([^)\n]{0,2000}\)")
@@ -141,6 +244,8 @@ def defang_value(value: Any) -> Any:
 
 
 __all__ = [
+    "FLAG_PREFIX",
+    "withhold_flagged",
     "defang",
     "defang_value",
     "find_injections",

@@ -20,6 +20,7 @@ from scenarios.appointment.tools import in_period, patient_name
 from scenarios.appointment.wording import department_label
 from state import AgentState, Context, ToolResult
 from tools.executor import Decision
+from tools.failures import classify
 
 AGENT = "appointment"
 """The node name of the appointment agent in the main graph."""
@@ -97,6 +98,8 @@ def make_appointment_node(services: Services) -> Node:
             if outcome.decision is not None and outcome.decision.kind != "reject":
                 release = {"name": "release_appointment_slot", "parameters": slot_ref}
                 results.append(cast(ToolResult, executor.execute(release, ctx())))
+            return _done(state, runtime, results)
+        if classify(booking) is not None:  # recorded, not final (held for review): no notice
             return _done(state, runtime, results)
         notice = voice.say(
             "appointment_notice",

@@ -20,6 +20,7 @@ from scenarios.appointment.wording import appointment_offer
 from scenarios.dates import find_date
 from state import ToolResult
 from tools.errors import ResourceNotFoundError
+from tools.failures import classify
 from tools.registry import ToolCard, ToolContext
 
 APPOINTMENT_ID_PATTERN = r"AP-[0-9A-F]{8}"
@@ -148,8 +149,10 @@ def suggest_appointment(
     if "appointment_id" not in missing:
         return Offer()
     listed = run({"name": "list_my_appointments", "parameters": {"hint": text}})
-    if listed.get("status") != "success":
-        return Offer()
+    if listed.get("status") != "success":  # ask for the number, and say why there is no list
+        outcome = classify(listed) or "unavailable"
+        why = speaker.failure(outcome, listed, task=speaker.say("step.list_my_appointments"))
+        return Offer(offered={"appointment_id": why})
     rows = list((listed.get("data") or {}).get("appointments") or [])
     named = [row for row in rows if row.get("named")]
     chosen = named if len(named) == 1 else rows if len(rows) == 1 else []

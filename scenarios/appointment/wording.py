@@ -49,10 +49,6 @@ WORDING: Wording = {
             "just tell me the department."
         ),
     },
-    "appointments_unlisted": {
-        "zh": "暂时查不到您的预约，请直接告诉我预约号。",
-        "en": "I can't list your appointments right now; please tell me the number.",
-    },
     "appointment_cancelled": {
         "zh": "已取消 {slot_date} {slot_time} {department}{doctor}的预约（{appointment_id}），号源已释放。",
         "en": "Cancelled: {department} with {doctor} on {slot_date} at {slot_time} ({appointment_id}).",
@@ -60,10 +56,6 @@ WORDING: Wording = {
     "appointment_not_found": {
         "zh": "没有找到您的预约 {appointment_id}，请核对预约号。",
         "en": "There is no appointment {appointment_id} of yours; please check the number.",
-    },
-    "appointment_cancel_failed": {
-        "zh": "抱歉，取消预约暂时没有成功，请稍后再试。",
-        "en": "Sorry, the appointment could not be cancelled just now; please try later.",
     },
     "slot.period": {
         "zh": "就诊时段（上午、下午、晚上，或“都行”）",
@@ -85,13 +77,12 @@ WORDING: Wording = {
         "zh": "预约成功：{slot_date} {slot_time} {department}{doctor}，预约号 {appointment_id}。{notice}",
         "en": "Booked: {department} with {doctor} on {slot_date} at {slot_time} ({appointment_id}). {notice}",
     },
+    "step.list_my_appointments": {"zh": "列出您的预约", "en": "list your appointments"},
+    "step.notify_patient": {"zh": "发送预约短信", "en": "send the appointment text message"},
+    "step.release_appointment_slot": {"zh": "释放暂留的号源", "en": "release the held slot"},
     "appointment_notified": {
         "zh": "已短信通知您。",
         "en": "A text message is on its way.",
-    },
-    "appointment_not_notified": {
-        "zh": "（通知短信暂时没有发出，预约不受影响，请记下预约号。）",
-        "en": "(The text message could not be sent; the booking stands. Please note the number.)",
     },
     "appointment_none": {
         "zh": "{day} {department}没有可预约的号了。最近有号的日子：{days}。请问换哪一天？",
@@ -126,33 +117,47 @@ WORDING: Wording = {
 }
 
 
-def describe_appointment(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-    """Report the booking (and whether the notice went out), or why there is none."""
+_LOOKUPS = ("list_departments", "list_doctors", "list_free_slots")
+"""The agent's concurrent lookups: a department that does not exist is not found by them."""
+
+
+def describe_appointment(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+    """Report the booking (and whether the notice went out), or why there is none.
+
+    Failures it words are the clinic's own: no such department, the slot just taken, a
+    booking refused after its hold was released. Others are the generic sentence's.
+    """
     by_tool = {r.get("tool"): r for r in state.get("tool_results") or []}
     slots = state.get("slots") or {}
+    tool = result.get("tool")
+    error_type = result.get("error_type")
+    if result.get("status") != "success":
+        if error_type == "not_found" and tool in _LOOKUPS:
+            return speaker.say(
+                "appointment_no_department",
+                department=department_label(slots.get("department"), speaker),
+            )
+        if error_type == "user_fixable" and tool == "hold_appointment_slot":
+            return speaker.say("appointment_taken_day")
+        released = by_tool.get("release_appointment_slot")
+        if error_type == "user_fixable" and tool == "book_appointment" and released:
+            if released.get("status") == "success":
+                return speaker.say("appointment_failed")
+        return None
     booking = by_tool.get("book_appointment")
-    if booking and booking.get("status") == "success":
+    if tool != "list_free_slots":
+        if not booking or booking.get("status") != "success":
+            return None
         notify = by_tool.get("notify_patient")
         notified = notify is not None and notify.get("status") == "success"
-        notice = speaker.say("appointment_notified" if notified else "appointment_not_notified")
+        # a notice that did not go out is said by the generic sentence of its failure
+        notice = speaker.say("appointment_notified") if notified else ""
         data = {
             **booking["data"],
             "department": department_label(booking["data"].get("department"), speaker),
         }
         return speaker.say("appointment_booked", notice=notice, **data)
-    if booking and booking.get("status") == "rejected" and booking.get("error_type") is None:
-        return speaker.say("declined", task=speaker.label(state.get("intent", "")))
-    hold = by_tool.get("hold_appointment_slot")
-    if hold and hold.get("status") != "success":
-        return speaker.say("appointment_taken_day")
-    if booking:
-        return speaker.say("appointment_failed")
-    lookup = by_tool.get("list_free_slots")
-    if lookup and lookup.get("error_type") == "not_found":
-        return speaker.say(
-            "appointment_no_department",
-            department=department_label(slots.get("department"), speaker),
-        )
+    lookup = result
     other_times = _free(lookup) if slots.get("period") in PERIODS else []
     if other_times:  # free slots that day, none in the part of the day asked for
         return speaker.say(
@@ -199,12 +204,12 @@ def appointment_offer(rows: Sequence[Mapping[str, Any]], speaker: Speaker) -> st
     return speaker.say("offer.appointment_id", appointments=items)
 
 
-def describe_cancel(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-    """Say which appointment was cancelled, or list the caller's, or why not."""
+def describe_cancel(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+    """Say which appointment was cancelled, or list the caller's, or that it is not theirs."""
     data: dict[str, Any] = result.get("data") or {}
     if result.get("tool") == "list_my_appointments":
         if result.get("status") != "success":
-            return speaker.say("appointments_unlisted")
+            return None
         rows = data.get("appointments") or []
         return (
             appointment_offer(rows, speaker).strip() if rows else speaker.say("appointments_none")
@@ -212,12 +217,10 @@ def describe_cancel(result: ToolResult, state: AgentState, speaker: Speaker) -> 
     if result.get("status") == "success":
         department = department_label(data.get("department"), speaker)
         return speaker.say("appointment_cancelled", **{**data, "department": department})
-    if result.get("status") == "rejected" and result.get("error_type") is None:
-        return speaker.say("declined", task=speaker.label(state.get("intent", "")))
     if result.get("error_type") == "not_found":
         number = (state.get("slots") or {}).get("appointment_id", "")
         return speaker.say("appointment_not_found", appointment_id=number)
-    return speaker.say("appointment_cancel_failed")
+    return None
 
 
 def _free(lookup: ToolResult | None) -> list[dict[str, Any]]:

@@ -308,20 +308,15 @@ WORDING: Wording = {
         "en": "Started; I will tell you when it is done (job {job_id}). "
         "Ask “is the job done?” any time.",
     },
-    "bulk_failed": {
-        "zh": "群发没有开始：{reason}",
-        "en": "The bulk message did not start: {reason}",
-    },
 }
 
 
-def describe_bulk(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-    """Say the sending started (with its job id), or why it did not."""
+def describe_bulk(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+    """Say the sending started (with its job id); why it did not is the generic sentence's."""
     data: dict[str, Any] = result.get("data") or {}
     if result.get("status") == "success":
         return speaker.say("bulk_started", job_id=data.get("job_id", ""))
-    reason = result.get("message") or result.get("error_type") or "?"
-    return speaker.say("bulk_failed", reason=reason)
+    return None
 
 
 DESCRIBE: dict[str, Describer] = {"send_bulk_notification": describe_bulk}

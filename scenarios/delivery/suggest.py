@@ -14,6 +14,7 @@ from typing import Any
 from nodes.tasks import Offer, Speaker
 from scenarios.delivery.wording import order_offer
 from state import ToolResult
+from tools.failures import classify
 
 
 def suggest_order(
@@ -26,8 +27,10 @@ def suggest_order(
     if "order_id" not in missing:
         return Offer()
     listed = run({"name": "list_my_orders", "parameters": {"hint": text}})
-    if listed.get("status") != "success":
-        return Offer()  # the question still asks for the number
+    if listed.get("status") != "success":  # the question asks for the number, and says why
+        outcome = classify(listed) or "unavailable"
+        why = speaker.failure(outcome, listed, task=speaker.say("step.list_my_orders"))
+        return Offer(offered={"order_id": why})
     orders = list((listed.get("data") or {}).get("orders") or [])
     named = [order for order in orders if order.get("named")]
     if len(named) == 1:

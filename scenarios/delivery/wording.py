@@ -32,10 +32,6 @@ WORDING: Wording = {
         "en": "Order {order_id} is {status}, so it can no longer be cancelled. Ask me for a refund instead.",
     },
     "offer.order_id": {"zh": "您最近的订单：{orders}。", "en": " Your latest orders: {orders}."},
-    "orders_unlisted": {
-        "zh": "暂时查不到您的订单列表，请直接告诉我订单号。",
-        "en": "I can't list your orders right now; please tell me the order number.",
-    },
     "orders_none": {
         "zh": "您名下暂时没有订单。",
         "en": "There are no orders on your account.",
@@ -93,6 +89,8 @@ WORDING: Wording = {
         "zh": "已帮您催促物流加快配送订单 {order_id}，预计 {eta_date} 送达。",
         "en": "I've asked the carrier to hurry order {order_id}; expected on {eta_date}.",
     },
+    "step.list_my_orders": {"zh": "列出您最近的订单", "en": "list your latest orders"},
+    "step.send_notification": {"zh": "发送短信通知", "en": "send you the text message"},
     "notification_sent": {
         "zh": "已按您的要求发送短信通知。",
         "en": "As you asked, I've sent you a text message with this.",
@@ -120,8 +118,19 @@ def status_label(status: str, speaker: Speaker) -> str:
 _STATUSES = {key.removeprefix("status.") for key in WORDING if key.startswith("status.")}
 
 
-def describe_order(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-    """Say what an order tool's result means: its success, a missing order, or why not."""
+_REFUSALS = {
+    "request_refund": "cannot_refund",
+    "cancel_order": "cannot_cancel",
+    "urge_delivery": "cannot_urge",
+}
+"""The order tools that refuse an order in the wrong state, and how each says so."""
+
+
+def describe_order(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+    """Say an order tool's success, a missing order, or the order state that refuses it.
+
+    Any other failure is not the order's to explain: ``None``, the generic sentence.
+    """
     data: dict[str, Any] = result.get("data") or {}
     order_id = data.get("order_id") or (state.get("slots") or {}).get("order_id", "")
     error_type = result.get("error_type")
@@ -129,13 +138,11 @@ def describe_order(result: ToolResult, state: AgentState, speaker: Speaker) -> s
         return _describe_success(result.get("tool", ""), data, speaker)
     if error_type == "not_found":
         return speaker.say("order_not_found", order_id=order_id)
-    if error_type == "user_fixable":
-        status = status_label(str(data.get("reason", "")), speaker)
-        name = {"request_refund": "cannot_refund", "cancel_order": "cannot_cancel"}.get(
-            result.get("tool", ""), "cannot_urge"
-        )
-        return speaker.say(name, order_id=order_id, status=status)
-    return speaker.say("handoff", task=speaker.label(state.get("intent", "")))
+    name = _REFUSALS.get(result.get("tool", ""))
+    reason = str(data.get("reason", ""))
+    if error_type == "user_fixable" and name is not None and reason in _STATUSES:
+        return speaker.say(name, order_id=order_id, status=status_label(reason, speaker))
+    return None
 
 
 def _describe_success(tool: str, data: dict[str, Any], speaker: Speaker) -> str:
@@ -165,11 +172,11 @@ def _describe_success(tool: str, data: dict[str, Any], speaker: Speaker) -> str:
     return speaker.say(name, **data)
 
 
-def describe_orders(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-    """List the caller's orders, or say they could not be listed (then ask for the number)."""
+def describe_orders(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+    """List the caller's orders; a failure is the generic sentence's to say (``None``)."""
     orders = (result.get("data") or {}).get("orders") or []
     if result.get("status") != "success":
-        return speaker.say("orders_unlisted")
+        return None
     if not orders:
         return speaker.say("orders_none")
     return order_offer(orders, speaker).strip()

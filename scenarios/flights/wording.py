@@ -67,8 +67,8 @@ WORDING: Wording = {
 }
 
 
-def describe_flight(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-    """Confirm a booking with its details, or say why there was no seat."""
+def describe_flight(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+    """Confirm a booking with its details, or say why there was no seat (else ``None``)."""
     data: dict[str, Any] = result.get("data") or {}
     slots = state.get("slots") or {}
     if result.get("status") == "success":
@@ -88,7 +88,7 @@ def describe_flight(result: ToolResult, state: AgentState, speaker: Speaker) -> 
             departure_date=slots.get("departure_date", ""),
             reason=speaker.say(f"reason.{reason}"),
         )
-    return speaker.say("handoff", task=speaker.label(state.get("intent", "")))
+    return None
 
 
 def describe_notice(result: ToolResult, state: AgentState, speaker: Speaker) -> str:

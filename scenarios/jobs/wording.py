@@ -15,10 +15,6 @@ WORDING: Wording = {
         "zh": "没有找到您发起的后台任务。",
         "en": "I found no background job you started.",
     },
-    "job_unavailable": {
-        "zh": "暂时查不到任务进度，请稍后再问。",
-        "en": "I cannot read the job's progress right now; please ask again shortly.",
-    },
 }
 
 
@@ -36,13 +32,13 @@ def job_from(data: dict[str, Any]) -> Job:
     )
 
 
-def describe_status(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-    """Say where the job stands: progress, the file path, or why it failed."""
+def describe_status(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+    """Say where the job stands (progress, the file path), or that there is no such job."""
     if result.get("status") == "success":
         return describe_job(job_from(result.get("data") or {}), speaker.language)
     if result.get("error_type") == "not_found":
         return speaker.say("job_none")
-    return speaker.say("job_unavailable")
+    return None
 
 
 DESCRIBE: dict[str, Describer] = {"query_job_status": describe_status}

@@ -199,21 +199,16 @@ WORDING: Wording = {
         "en": "Started; I will tell you when it is done ({month}, job {job_id}). "
         "Ask “is the export done?” any time.",
     },
-    "export_failed": {
-        "zh": "导出没能开始：{reason}",
-        "en": "The export could not start: {reason}",
-    },
 }
 
 
-def describe_export(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-    """Say the export started (with its job id), or why it could not."""
+def describe_export(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+    """Say the export started (with its job id); why it could not is the generic sentence's."""
     data: dict[str, Any] = result.get("data") or {}
     if result.get("status") == "success":
         month = (state.get("slots") or {}).get("month", "")
         return speaker.say("export_started", month=month, job_id=data.get("job_id", ""))
-    reason = result.get("message") or result.get("error_type") or "?"
-    return speaker.say("export_failed", reason=reason)
+    return None
 
 
 DESCRIBE: dict[str, Describer] = {"export_sales_report": describe_export}

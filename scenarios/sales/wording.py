@@ -58,11 +58,14 @@ WORDING: Wording = {
 }
 
 
-def describe_sales(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
+def describe_sales(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Answer the question from the rows, or say which questions can be answered."""
     data: dict[str, Any] = result.get("data") or {}
     if result.get("status") != "success":
-        return speaker.say("sales_unsupported")
+        # a question it cannot turn into a query is its own refusal; the rest is generic
+        return (
+            speaker.say("sales_unsupported") if result.get("error_type") == "user_fixable" else None
+        )
     metric = speaker.say("metric_quantity" if data["metric"] == "quantity" else "metric_amount")
     rows = data["rows"]
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from scenarios.delivery.tools import order_owner
 from scenarios.transfer.seed import pin_hash
 from tools.db import Database, amend_write
-from tools.errors import ResourceNotFoundError, TransientToolError, UserFixableError
+from tools.errors import CompensatedError, ResourceNotFoundError, UserFixableError
 from tools.registry import ToolCard, ToolContext
 from tools.types import PositiveCents
 from tools.vault import TOKEN_PREFIX, IdentityVault
@@ -216,7 +216,7 @@ def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
     except Exception as exc:
         compensate(db, record, reason=f"clearing failed: {exc}", request_id=ctx.request_id)
         msg = "the transfer could not be cleared; the money was returned"
-        raise TransientToolError(
+        raise CompensatedError(
             msg,
             details={
                 "step": "execute_transfer",

@@ -27,10 +27,6 @@ WORDING: Wording = {
         "zh": "您名下还没有账户。",
         "en": "There is no account in your name.",
     },
-    "balance_failed": {
-        "zh": "余额暂时查不到，请稍后再试。",
-        "en": "I can't look your balance up right now; please try again shortly.",
-    },
     "slot.to_account": {
         "zh": "收款账户（ACC-NNNN）",
         "en": "payee account (ACC-NNNN)",
@@ -46,10 +42,6 @@ WORDING: Wording = {
     "transfer_done": {
         "zh": "已向{payee}（{to_account}）转账 {amount} 元，交易号 {transfer_id}。",
         "en": "Sent ¥{amount} to {payee} ({to_account}); transaction {transfer_id}.",
-    },
-    "transfer_review": {
-        "zh": "这笔 {amount} 元的转账需要风控审核，已提交，预计 2 小时内完成（交易号 {transfer_id}）。",
-        "en": "This ¥{amount} transfer needs a risk review; it has been submitted and should complete within 2 hours (transaction {transfer_id}).",
     },
     "transfer_wrong_pin": {
         "zh": "支付密码不正确，转账已停止，没有扣款。",
@@ -67,35 +59,28 @@ WORDING: Wording = {
         "zh": "转账未能完成清算，款项已原路退回您的账户，请稍后再试。",
         "en": "The transfer could not be cleared, so the money was returned to your account. Please try again later.",
     },
-    "transfer_in_progress": {
-        "zh": "这笔转账正在处理中，结果暂时无法确认，请勿重复转账；稍后可在交易记录中查看，或凭参考号 {request_id} 向人工客服查询。",
-        "en": "This transfer is still being processed and its outcome is not known yet. Please don't send it again; check your transaction history later, or ask an agent with reference {request_id}.",
-    },
-    "transfer_failed": {
-        "zh": "转账暂时无法完成，没有扣款，请稍后再试。",
-        "en": "The transfer can't be completed right now; nothing was taken.",
-    },
     "large_refund_approved": {
         "zh": "订单 {order_id} 的退款金额较大（{amount} 元），已转交财务处理：已批准，退款单号 {refund_id}，将原路退回。",
         "en": "The refund for order {order_id} ({amount} yuan) is above my limit, so finance handled it: approved, refund {refund_id}.",
     },
-    "large_refund_review": {
-        "zh": "订单 {order_id} 的退款金额较大（{amount} 元），已转交财务人工审核（退款单号 {refund_id}）。",
-        "en": "The refund for order {order_id} ({amount} yuan) went to finance for review (refund {refund_id}).",
-    },
 }
 
 
-def describe_transfer(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-    """Report the transfer, or the step that stopped it and that nothing was taken."""
+def describe_transfer(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+    """Report the transfer, or the finance check that refused it before any money moved.
+
+    A check's refusal (wrong PIN, too little money, no such payee) stops the chain before
+    ``execute_transfer`` moves anything, so "nothing was taken" is true of it. Every other
+    failure (unknown outcome, a reversed transfer, an outage) is the generic sentence's.
+    """
     data: dict[str, Any] = result.get("data") or {}
     slots = state.get("slots") or {}
     amount = f"{(slots.get('amount_cents') or data.get('amount_cents') or 0) / 100:,.2f}"
     reason = data.get("reason")
-    if result.get("status") == "success" and result.get("tool") == "execute_transfer":
-        name = {"pending_review": "transfer_review", "completed": "transfer_done"}.get(
-            str(data.get("status")), "transfer_reversed"
-        )
+    if result.get("status") == "success":
+        if result.get("tool") != "execute_transfer":
+            return None  # a step of the chain is not the answer
+        name = "transfer_done" if data.get("status") == "completed" else "transfer_reversed"
         payee = next(
             (
                 (s.get("data") or {}).get("payee_name")
@@ -111,8 +96,8 @@ def describe_transfer(result: ToolResult, state: AgentState, speaker: Speaker) -
             to_account=data.get("to_account", ""),
             transfer_id=data.get("transfer_id", ""),
         )
-    if result.get("status") == "unknown":  # it may have happened: never say nothing was taken
-        return speaker.say("transfer_in_progress", request_id=result.get("request_id", ""))
+    if result.get("error_type") != "user_fixable":
+        return None
     if reason == "wrong_pin":
         return speaker.say("transfer_wrong_pin")
     if reason == "insufficient":
@@ -121,24 +106,21 @@ def describe_transfer(result: ToolResult, state: AgentState, speaker: Speaker) -
         )
     if reason == "no_payee":
         return speaker.say("transfer_no_payee", to_account=slots.get("to_account", ""))
-    if reason == "compensated":
-        return speaker.say("transfer_reversed")
-    return speaker.say("transfer_failed")
+    return None
 
 
-def describe_large_refund(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-    """Report finance's decision on a large refund."""
+def describe_large_refund(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+    """Report finance's approval of a large refund (a review is the generic sentence's)."""
     data: dict[str, Any] = result.get("data") or {}
-    if result.get("status") != "success":
-        return speaker.say("handoff", task=speaker.label(state.get("intent", "")))
-    name = "large_refund_approved" if data.get("status") == "approved" else "large_refund_review"
-    return speaker.say(name, amount=f"{data['amount_cents'] / 100:,.2f}", **data)
+    if result.get("status") != "success" or data.get("status") != "approved":
+        return None
+    return speaker.say("large_refund_approved", amount=f"{data['amount_cents'] / 100:,.2f}", **data)
 
 
-def describe_balance(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
+def describe_balance(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Say what each of the caller's accounts holds."""
     if result.get("status") != "success":
-        return speaker.say("balance_failed")
+        return None
     accounts = (result.get("data") or {}).get("accounts") or []
     if not accounts:
         return speaker.say("balance_none")

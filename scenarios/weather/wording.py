@@ -26,19 +26,11 @@ WORDING: Wording = {
         "zh": "未找到该城市：{city}。请确认城市名称是否正确。",
         "en": "I couldn't find a city called {city}. Please check the name.",
     },
-    "weather_unavailable": {
-        "zh": "抱歉，暂时无法获取{city}的天气（天气服务没有及时响应），请稍后再试。",
-        "en": "Sorry, I can't get the weather for {city} right now (the weather service did not answer in time). Please try again later.",
-    },
-    "weather_format_changed": {
-        "zh": "抱歉，天气服务返回的数据格式有变，暂时无法提供{city}的天气；问题已记录。",
-        "en": "Sorry, the weather service changed its data format, so I can't give the weather for {city} right now; the problem has been logged.",
-    },
 }
 
 
-def describe_weather(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-    """Report the weather, a city that does not exist, or why there is no report."""
+def describe_weather(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+    """Report the weather, or a city that does not exist; other failures are generic."""
     data: dict[str, Any] = result.get("data") or {}
     city = (state.get("slots") or {}).get("city") or data.get("city", "")
     if result.get("status") == "success":
@@ -52,9 +44,7 @@ def describe_weather(result: ToolResult, state: AgentState, speaker: Speaker) ->
         )
     if result.get("error_type") == "not_found":
         return speaker.say("city_not_found", city=city)
-    if data.get("reason") == "schema_drift":
-        return speaker.say("weather_format_changed", city=city)
-    return speaker.say("weather_unavailable", city=city)
+    return None
 
 
 DESCRIBE: dict[str, Describer] = {"query_weather": describe_weather}

@@ -300,6 +300,24 @@ def _broad_categories() -> list[Category]:
 CATEGORIES += _broad_categories()
 
 
+def _truth_categories() -> list[Category]:
+    from tests.attack import truth  # noqa: PLC0415 - graph imports only when needed
+
+    return [
+        Category(
+            "injection_family",
+            lambda: [(t[:60], t) for t in lines("injection_family.txt")],
+            truth.check_family,
+        ),
+        Category("benign_seeded", truth.seeded_texts, truth.check_not_flagged),
+        Category("benign_eval", truth.eval_texts, truth.check_not_flagged),
+        Category("failure_matrix", truth.matrix_payloads, truth.check_matrix_row, fast=3),
+    ]
+
+
+CATEGORIES += _truth_categories()
+
+
 def attempts(category: Category, db: Database | None) -> Iterator[tuple[str, str | None]]:
     """Run every payload of ``category``; yield (payload id, breach or ``None``)."""
     for label, payload in category.payloads():

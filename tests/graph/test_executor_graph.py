@@ -223,6 +223,8 @@ def test_prompt_injection_in_a_tool_result_changes_nothing(make_app, db):
     assert visited == ["intent", "tool"]  # no extra tool call
     state = app.get_state(CONFIG).values
     assert "untrusted_instruction:item" in state["tool_results"][-1]["flags"]
+    reply = state["messages"][-1].content
+    assert "Ignore previous instructions" not in reply and "可疑指令" in reply  # marked, not said
     assert refunds(db) == 0
     assert app.get_state(CONFIG).next == ()  # nothing pending, nothing waiting to confirm
     nxt = say(app, "where is order 202506001?")

@@ -27,6 +27,7 @@ from state import Context
 from tests.conftest import fast_executor, say
 from tests.helpers import set_env
 from tools.db import Database
+from tools.failures import said
 from tools.job_bodies import JOBS, exports_dir
 from tools.jobs import (
     Backoff,
@@ -205,10 +206,11 @@ def test_a_disabled_tool_gets_a_clear_refusal_in_the_conversation(app, runner, d
     assert out.exit_code == 0, out.output
     refused = say(app, "导出上个月的销售报表", thread="d", context=ANALYST)
     result = refused["tool_results"][-1]
-    assert result["status"] == "failed" and result["error_type"] == "not_found"
+    assert result["status"] == "failed" and result["error_type"] == "disabled"
     assert result["data"]["state"] == "disabled"
     assert "export_sales_report" not in result["data"]["available"]
-    assert "is disabled" in refused["messages"][-1].content
+    reply = refused["messages"][-1].content
+    assert said(reply, "zh") == {"disabled"} and "is disabled" not in reply  # no internals
     assert runner.store.list() == []
     listed = CliRunner().invoke(tools_app, ["list"])
     assert "export_sales_report  v1:disabled" in listed.output

@@ -16,6 +16,7 @@ from scenarios.transfer.tools import FinanceBackends
 from state import Context
 from tests.conftest import ALICE, BOB, say
 from tests.helpers import default_registry, finance_registry
+from tools.failures import said
 
 pytestmark = pytest.mark.integration
 
@@ -93,7 +94,10 @@ def test_high_risk_goes_to_review_and_moves_nothing(make_app, db):
     out = app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
     risk = out["tool_results"][2]["data"]
     assert risk["risk_score"] >= 0.7 and risk["review"] is True
-    assert "预计 2 小时内完成" in out["messages"][-1].content
+    reply = out["messages"][-1].content
+    assert said(reply, "zh") == {"pending_review"}
+    held = db.query("SELECT transfer_id FROM transfers")[0]["transfer_id"]
+    assert held in reply  # held, and the user can quote it
     assert balances(db) == before
     assert transfers(db)[0]["status"] == "pending_review"
 
@@ -107,8 +111,8 @@ def test_clearing_failure_after_money_moved_is_compensated(make_app, db, monkeyp
     before = balances(db)
     say(app, "帮我转500元给ACC-2001，密码123456")
     out = app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
-    assert out["tool_results"][-1]["data"]["reason"] == "compensated"
-    assert "款项已原路退回" in out["messages"][-1].content
+    assert out["tool_results"][-1]["error_type"] == "compensated"
+    assert said(out["messages"][-1].content, "zh") == {"compensated"}
     assert balances(db) == before  # the money is back where it was
     assert transfers(db)[0]["status"] == "reversed"
 

@@ -9,10 +9,12 @@ import pytest
 
 from nodes.clarify import clarifying_question
 from nodes.prompts import Voice
+from nodes.reply import describe_result
 from nodes.services import Services
 from nodes.slot_filling import vault_sensitive
 from nodes.tasks import LANGUAGES, Scenario, ScenarioSet
 from scenarios import SCENARIOS
+from tools.failures import said
 
 CATALOG = ScenarioSet(SCENARIOS)
 PERMISSIONS = Services(scenarios=SCENARIOS).permissions
@@ -71,15 +73,24 @@ def test_every_task_tool_is_registered_and_granted(scenario):
         assert allowed, f"no role may use {card.name} ({card.permission})"
 
 
-def test_every_tool_has_a_describer_that_speaks_both_languages(scenario):
+def test_every_tool_has_a_describer_and_a_failure_it_does_not_know_is_said_generically(
+    scenario,
+):
+    """A describer words its own results; a failure it does not know is never "not found"."""
     for card in _all_cards(scenario):
         describe = scenario.describe.get(card.name)
         assert describe is not None, f"{card.name} has no describer"
-        failure = {"tool": card.name, "status": "failed", "error_type": None, "data": {}}
-        state = {"intent": scenario.tasks[0].intent, "slots": {}, "tool_results": [failure]}
-        sentences = {lang: describe(failure, state, Voice(CATALOG, lang)) for lang in LANGUAGES}
-        assert all(sentences.values()), card.name
-        assert sentences["zh"] != sentences["en"], card.name
+        for error_type in (None, "user_fixable", "no_such_error_type"):
+            failure = {"tool": card.name, "status": "failed", "error_type": error_type, "data": {}}
+            state = {"intent": scenario.tasks[0].intent, "slots": {}, "tool_results": [failure]}
+            sentences = {
+                lang: describe_result(failure, state, Voice(CATALOG, lang), CATALOG)
+                for lang in LANGUAGES
+            }
+            assert all(sentences.values()), card.name
+            assert sentences["zh"] != sentences["en"], card.name
+            for lang, text in sentences.items():
+                assert "not_found" not in said(text, lang), (card.name, error_type, text)
 
 
 def test_sensitive_slots_are_required_and_vaulted(scenario, db):

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import httpx
 import pytest
 from langgraph_sdk import get_client
 
@@ -111,3 +112,29 @@ async def test_chat_ui_approve_makes_the_refund_once(dev_server, dev_dir):
     assert "提交退款申请" in done["messages"][-1]["content"]
     made = refunds(dev_dir, "OD-20240618-002")
     assert [r["user_id"] for r in made] == ["u_10001"]
+
+
+@pytest.mark.parametrize("resume", [None, [{"type": "approve"}], 7])
+async def test_an_unreadable_resume_is_refused_and_the_refund_still_waits(
+    dev_server, dev_dir, resume
+):
+    client = client_for(dev_server)
+    thread_id = await pending_refund(client)
+    before = refunds(dev_dir, "OD-20240618-002")  # the module's other tests may have made one
+    async with httpx.AsyncClient(base_url=dev_server, timeout=30) as http:
+        answer = await http.post(
+            f"/threads/{thread_id}/runs/wait",
+            json={"assistant_id": "agent", "command": {"resume": resume}},
+            headers={"x-api-key": token_for("u_10001")},
+        )
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["error"] == "unreadable_resume"
+    assert "仍在等待" in answer.json()["detail"]
+    state = await client.threads.get_state(thread_id)
+    assert state["next"] == ["tool"]  # still waiting for the answer; nothing ran
+    assert refunds(dev_dir, "OD-20240618-002") == before
+    done = await client.runs.wait(
+        thread_id, "agent", input={}, command={"resume": {"decisions": [{"type": "approve"}]}}
+    )
+    assert "退款" in done["messages"][-1]["content"]
+    assert len(refunds(dev_dir, "OD-20240618-002")) == 1

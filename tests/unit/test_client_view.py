@@ -65,8 +65,9 @@ def test_internal_error_wording_never_reaches_the_client():
         "tool": "request_refund",
         "status": "failed",
         "data": None,
-        "message": "The service is unavailable right now; please try again later.",
+        "message": "The service is unavailable right now; nothing was done. Please try later.",
         "error": "try_later",
+        "cause": "unavailable",
     }
 
 

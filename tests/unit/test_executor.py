@@ -81,11 +81,12 @@ def test_lookup_refuses_an_unknown_tool_naming_the_available_ones(ctx):
 def test_lookup_boundary_disabled_and_removed_tools(ctx):
     registry = default_registry()
     registry.disable("urge_delivery")
+    # switched off is its own class: it must never read as "no such order"
     assert (
         make(registry).execute(
             {"name": "urge_delivery", "parameters": {"order_id": "202506001"}}, ctx
         )["error_type"]
-        == "not_found"
+        == "disabled"
     )
     registry.remove("urge_delivery", replaced_by="query_order_status")
     removed = make(registry).execute(

@@ -12,6 +12,7 @@ from cli.tools_cmd import tools_app
 from tests.helpers import default_registry
 from tools.audit import AuditLog
 from tools.executor import ActionExecutor
+from tools.failures import classify
 from tools.kv import SQLiteKV
 from tools.lifecycle import (
     ToolLifecycle,
@@ -88,7 +89,8 @@ def test_a_disabled_tool_call_is_refused_not_crashed(tmp_path, db):
     result = ActionExecutor(registry).execute(
         {"name": "query_order_status", "parameters": {"order_id": "OD-20240618-001"}}, ctx
     )
-    assert result["status"] == "failed" and result["error_type"] == "not_found"
+    assert result["status"] == "failed" and result["error_type"] == "disabled"
+    assert classify(result) == "disabled"
     assert "query_order_status" not in result["data"]["available"]
 
 
@@ -188,9 +190,10 @@ def test_executor_refusal_names_the_state_when_patched(tmp_path, db):
     result = ActionExecutor(registry).execute(
         {"name": "urge_delivery", "parameters": {"order_id": "202506001"}}, ctx
     )
-    assert result["status"] == "failed" and result["error_type"] == "not_found"
+    assert result["status"] == "failed" and result["error_type"] == "disabled"
     assert result["data"]["state"] == "disabled"
     assert "sunset on 2000-01-01" in result["message"]
+    assert classify(result) == "sunset" and result["data"]["sunset"] == "2000-01-01"
     assert "urge_delivery" not in result["data"]["available"]
 
 
