@@ -193,17 +193,7 @@ class _Render:
         return update
 
     def _act_notes(self, act: str, cue: str) -> list[dict[str, Any]]:
-        user = protocol_message(
-            self.state, self.runtime, role="user", content=self.text, confidence=1.0
-        )
-        note = protocol_message(
-            self.state,
-            self.runtime,
-            role="agent",
-            content={"stage": "intent", "act": act, "evidence": [cue], "commands": self._records()},
-            confidence=1.0,
-        )
-        return [user, note]
+        return self._notes({"act": act, "evidence": [cue]})
 
     # ---- courtesies and "never mind" -----------------------------------------------------
     def _chitchat(self) -> dict[str, Any]:

@@ -91,13 +91,16 @@ def describe_flight(result: ToolResult, state: AgentState, speaker: Speaker) -> 
     return None
 
 
-def describe_notice(result: ToolResult, state: AgentState, speaker: Speaker) -> str:
-    """Say the booking was texted, or that nothing was sent because nothing was booked."""
+def describe_notice(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
+    """Say the booking was texted, or that nothing was sent because nothing was booked.
+
+    Any other failure is the generic vocabulary's to word (``None``).
+    """
     if result.get("status") == "success":
         return speaker.say("booking_notice_sent")
     if (result.get("data") or {}).get("requires"):
         return speaker.say("booking_notice_not_sent")
-    return speaker.say("handoff", task=speaker.label(state.get("intent", "")))
+    return None
 
 
 DESCRIBE: dict[str, Describer] = {
