@@ -145,8 +145,9 @@ def test_both_replicas_resume_one_confirmation_at_once_and_both_tell_the_truth(s
 
 
 def test_identity_comes_from_the_token_even_through_runs_wait(served):
-    """Aegra 0.6.0's runs.wait skips the create_run handler; the graph still ignores a
-    client-written identity because the server put the token's user in the config."""
+    """Aegra 0.11 runs the create_run handler on runs.wait too (0.6.0 skipped it), and
+    merges the context it returns; either way the graph ignores a client-written identity
+    because the server put the token's user in the config."""
     a, _ = clients(served, user="u_10001")
     thread = a.threads.create()["thread_id"]
     out = a.runs.wait(
@@ -160,8 +161,8 @@ def test_identity_comes_from_the_token_even_through_runs_wait(served):
 
 def test_no_id_number_or_pin_reaches_aegras_tables(served):
     """Aegra's own PostgreSQL checkpointer and run table bypass our masking serializer, and
-    its ``runs.wait`` skips the ``create_run`` handler: the ``http.app`` middleware is what
-    keeps a typed ID number and PIN out of every table."""
+    its ``create_run`` handler gets a copy of the request (a changed ``input`` is dropped):
+    the ``http.app`` middleware is what keeps a typed ID number and PIN out of every table."""
     a, b = clients(served)
     secrets = Secrets.fresh()
     threads = converse(a, b, secrets)
