@@ -94,7 +94,7 @@ def langgraph_dev(data_dir: Path, **env: str) -> Iterator[str]:
                         break
                 except httpx.HTTPError:
                     pass
-                time.sleep(0.5)  # polling a process start-up, not timing a test
+                time.sleep(0.1)  # polling a process start-up, not timing a test
             else:
                 pytest.fail(
                     f"langgraph dev did not start within 120 s: {log_path.read_text()[-2000:]}"

@@ -188,7 +188,7 @@ class RedisClusterSet:
             if "cluster_state:ok" in text:
                 client.close()
                 return self
-            time.sleep(0.2)
+            time.sleep(0.05)
         msg = "redis cluster did not reach cluster_state:ok"
         raise RuntimeError(msg)
 
