@@ -122,7 +122,20 @@ def test_a_refund_interrupted_on_a_and_approved_through_b_is_made_once(served):
     assert rows == [{"order_id": "OD-20240618-002", "user_id": "u_10001"}]
 
 
+def resume(client: Any, thread: str) -> dict[str, Any] | str:
+    """Resume the thread's confirmation; Aegra's refusal (an HTTP error) comes back as text."""
+    try:
+        out: dict[str, Any] = client.runs.wait(thread, "agent", command={"resume": "确认"})
+    except httpx.HTTPStatusError as error:
+        return f"{error.response.status_code} {error.response.text}"
+    return out
+
+
 def test_both_replicas_resume_one_confirmation_at_once_and_both_tell_the_truth(served):
+    """Both resumes are sent at once. Aegra 0.11 refuses a resume once the thread is no longer
+    interrupted (400, 'Cannot resume'; 0.6.0 ran both), so the second may be refused, or
+    both get in when each read the status before either run began: either way the money
+    moves once and no answer says that nothing was taken."""
     a, b = clients(served)
     db = served["db"]
     thread = a.threads.create()["thread_id"]
@@ -130,14 +143,14 @@ def test_both_replicas_resume_one_confirmation_at_once_and_both_tell_the_truth(s
     assert asked.get("__interrupt__"), asked
     before, count = balance(db, "ACC-1001"), moved(db)
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        answers = list(
-            pool.map(
-                lambda client: client.runs.wait(thread, "agent", command={"resume": "确认"}),
-                (a, b),
-            )
-        )
+        outcomes = list(pool.map(lambda client: resume(client, thread), (a, b)))
     assert moved(db) == count + 1 and balance(db, "ACC-1001") == before - 50_000
-    print("concurrent answers:", [reply(out) for out in answers])
+    answers = [out for out in outcomes if not isinstance(out, str)]
+    refused = [out for out in outcomes if isinstance(out, str)]
+    print("concurrent answers:", [reply(out) for out in answers], "refused:", refused)
+    assert answers, refused  # at least one resume ran
+    for text in refused:
+        assert text.startswith("400") and "Cannot resume" in text, text
     for out in answers:
         text = reply(out)
         assert "没有扣款" not in text, text  # never "nothing was taken" while money moved
