@@ -74,7 +74,7 @@ typecheck: install
 unit: install
 	$(UV) run pytest tests/unit
 
-# The fast tiers: no external process, under a minute.
+# The fast tiers: no external process (1292 tests; ~75 s of them is CPU on each of 2 cores).
 check: install
 	$(UV) run ruff check .
 	$(UV) run mypy
