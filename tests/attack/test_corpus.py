@@ -1,4 +1,5 @@
-"""Every attack in the corpus is stopped: a fast slice always, all of it with ``-m attack``."""
+"""Every attack in the corpus is stopped: a fast slice, and the rest (marked ``attack``), which
+``make test`` and ``make attack`` run and ``-m "not attack"`` leaves out."""
 
 from __future__ import annotations
 

@@ -13,16 +13,22 @@ scenario's turn (phase ``run``) or picks the thread up again after a crash (phas
   its checkpoint is saved (a wrapped admission ``settle``);
 - ``none``: no crash.
 
+``python -m tests.crash.child --serve`` does the imports once and forks one such life per
+request line (``serve``); the harness drives its lives that way.
+
 Nothing here is in a production code path: the hooks are installed by this script only.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import json
 import os
 import signal
 import sqlite3
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +43,8 @@ SCENARIOS_UNDER_TEST: dict[str, tuple[str, str]] = {
     "appointment": ("帮我预约6月20号的皮肤科", "book_appointment"),
 }
 CONFIG: dict[str, Any] = {"configurable": {"thread_id": "crash"}}
+RESUME_TIMEOUT_S = 2.0
+"""The side-effecting tool's timeout in a resumed life: how long it waits for a dead claim."""
 
 
 def die() -> None:
@@ -48,6 +56,9 @@ def main(data_dir: str, scenario: str, phase: str, point: str) -> None:
     """Run one life of the process."""
     os.environ["REACH_DATA_DIR"] = data_dir
     os.environ["REACH_TODAY"] = "2024-06-18"
+    from tools.settings import get_settings  # noqa: PLC0415
+
+    get_settings.cache_clear()  # a forked life (``serve``) reads this life's environment
     from graph.builder import build_graph  # noqa: PLC0415 - after the environment is set
     from nodes.services import default_executor  # noqa: PLC0415
     from state import Context  # noqa: PLC0415
@@ -69,6 +80,12 @@ def main(data_dir: str, scenario: str, phase: str, point: str) -> None:
                 return result
 
             registry.register(dataclasses.replace(card, handler=handler), replace_existing=True)
+        if card is not None and phase == "resume":
+            # a claim the killed life left pending never settles: the resumed call waits the
+            # card's timeout for it (5 s) before it takes over and looks the outcome up
+            registry.register(
+                dataclasses.replace(card, timeout_s=RESUME_TIMEOUT_S), replace_existing=True
+            )
         executor = default_executor(registry)
         if point == "after_record":
             settle = executor.admission.settle
@@ -121,5 +138,62 @@ def main(data_dir: str, scenario: str, phase: str, point: str) -> None:
     print(f"updates={updates}")
 
 
+PRELOAD = (
+    "graph.builder",
+    "nodes.services",
+    "state",
+    "tests.helpers",
+    "tools.executor",
+    "tools.registry",
+    "tools.settings",
+)
+"""What ``main`` imports: imported once by ``serve``, so a forked life starts with it done."""
+
+
+def serve() -> None:
+    """Fork one life per request line, from a process that has done the imports once.
+
+    A life is otherwise a new interpreter that spends seconds importing LangGraph before
+    its first node. Each request (``data_dir scenario phase point`` on stdin) forks this
+    single-threaded process, which has opened no file of any life; the child runs ``main``
+    and is killed with SIGKILL as a separate interpreter would be. One JSON line answers
+    each request: the exit code (``-9`` when killed) and the child's stdout and stderr.
+    """
+    for module in PRELOAD:
+        importlib.import_module(module)
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        data_dir, scenario, phase, point = line.split()
+        out = Path(data_dir) / f".life-{phase}.out"
+        err = Path(data_dir) / f".life-{phase}.err"
+        pid = os.fork()
+        if pid == 0:  # the life: stdout and stderr to files, no cleanup on the way out
+            code = 0
+            try:
+                with out.open("w") as stdout, err.open("w") as stderr:
+                    os.dup2(stdout.fileno(), 1)
+                    os.dup2(stderr.fileno(), 2)
+                    sys.stdout = os.fdopen(1, "w", closefd=False)
+                    sys.stderr = os.fdopen(2, "w", closefd=False)
+                    try:
+                        main(data_dir, scenario, phase, point)
+                    except BaseException:  # noqa: BLE001 - reported to the harness
+                        traceback.print_exc()
+                        code = 1
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        answer = {"code": code, "stdout": out.read_text(), "stderr": err.read_text()}
+        out.unlink()
+        err.unlink()
+        print(json.dumps(answer), flush=True)
+
+
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        main(*sys.argv[1:5])

@@ -79,7 +79,10 @@ class FakeOpenAIServer:
         self._stopping = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # a short poll: ``shutdown`` waits for the loop to look, 0.5 s by default, per test
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
 
     # ---- scripting -----------------------------------------------------------------------
     def push(self, *answers: Scripted) -> FakeOpenAIServer:

@@ -17,6 +17,7 @@ from scenarios.delivery.tools import query_order_status, request_refund, urge_de
 from tests.conftest import ALICE, fast_executor, nodes_visited, registry_with, say
 from tests.helpers import default_executor, default_registry
 from tools import executor as executor_module
+from tools.clock import FakeClock
 from tools.errors import PermanentToolError, TransientToolError
 from tools.guards import CircuitBreakers
 
@@ -166,7 +167,8 @@ def test_circuit_opens_after_repeated_failures_and_recovers(make_app):
             raise PermanentToolError("HTTP 500")
         return query_order_status(args, ctx)
 
-    breakers = CircuitBreakers(fail_max=3, reset_timeout_s=0.3)
+    clock = FakeClock()
+    breakers = CircuitBreakers(fail_max=3, reset_timeout_s=0.3, clock=clock)
     app = make_app(
         registry=registry_with("query_order_status", handler=backend, cache_ttl_s=None),
         executor_factory=lambda registry: fast_executor(registry, breakers=breakers),
@@ -179,7 +181,7 @@ def test_circuit_opens_after_repeated_failures_and_recovers(make_app):
     assert "人工客服" in out["messages"][-1].content
     assert len(calls) == 3  # the open circuit spared the backend
     state["down"] = False
-    time.sleep(0.35)
+    clock.advance(0.35)  # past the breaker's reset timeout
     healed = say(app, "OD-20240618-001 到哪了", thread="up")
     assert "配送中" in healed["messages"][-1].content
     assert breakers.state("query_order_status") == "closed"

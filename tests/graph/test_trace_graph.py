@@ -177,7 +177,9 @@ def test_reach_stats_and_serve_metrics_read_the_log_across_processes(traced):
 
     tail = LogTail(audit.path)
     server = make_server("127.0.0.1", 0, tail)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+    )
     thread.start()
     try:
         port = server.server_address[1]
@@ -237,7 +239,9 @@ class _Receiver(BaseHTTPRequestHandler):
 def otlp_receiver() -> Iterator[tuple[str, list[Any]]]:
     _Receiver.spans = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+    )
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}", _Receiver.spans
     tracing.shutdown()

@@ -3,9 +3,13 @@
 PostgreSQL comes from Debian (``apt-get install -y postgresql`` when missing and we are root);
 the cluster is private (``initdb`` into a temporary directory, its own port, trust auth on
 loopback) and runs as the ``postgres`` user when the tests run as root (``initdb`` refuses
-root). Aegra (``uv sync --group aegra``) serves the project's graph and auth; each replica is
-a uvicorn process, started one after another because concurrent starts race on Aegra's
-migrations.
+root). Aegra serves the project's graph and auth; each replica is a uvicorn process, started
+one after another because concurrent starts race on Aegra's migrations.
+
+Aegra 0.11 needs Python 3.12 and the project runs on 3.11, so the replicas run from their own
+environment, ``.venv-aegra`` (``make aegra-env``: the project and the ``aegra`` group, synced
+from the same ``uv.lock`` on Python 3.12+), or the interpreter ``REACH_AEGRA_PYTHON`` names;
+the tests talk to them over HTTP from the project's environment.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import contextlib
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -142,20 +145,35 @@ def aegra_config(workdir: Path) -> Path:
 
     Aegra resolves the graph, auth and ``http.app`` paths against the config file's
     directory, and ``graph/http_app.py`` is a FastAPI app when FastAPI is installed (the
-    ``aegra`` group installs it; Aegra 0.6.0 refuses any other app). ``workdir`` is unused:
-    kept so callers need not change.
+    ``aegra`` group installs it; Aegra 0.6.0 and 0.11 refuse any other app). ``workdir`` is
+    unused: kept so callers need not change.
     """
     return ROOT / "langgraph.json"
+
+
+def aegra_python() -> str:
+    """Return the interpreter of Aegra's environment, checked to import ``aegra_api``."""
+    python = os.environ.get("REACH_AEGRA_PYTHON") or str(ROOT / ".venv-aegra" / "bin" / "python")
+    if not Path(python).exists():
+        msg = f"Aegra's environment is missing ({python}): make aegra-env (Python 3.12+)"
+        raise Unavailable(msg)
+    found = subprocess.run(
+        [python, "-c", "import aegra_api, importlib.metadata as m; print(m.version('aegra-api'))"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if found.returncode != 0:
+        msg = f"Aegra is not installed in {python}: make aegra-env\n{found.stderr[-1000:]}"
+        raise Unavailable(msg)
+    return python
 
 
 @contextlib.contextmanager
 def aegra_replicas(workdir: Path, env: dict[str, str], count: int = 2) -> Iterator[list[str]]:
     """Start ``count`` Aegra replicas one after another; yield their base URLs."""
-    try:
-        import aegra_api  # noqa: F401, PLC0415
-    except ImportError as exc:
-        msg = "Aegra is not installed: uv sync --group aegra"
-        raise Unavailable(msg) from exc
+    python = aegra_python()
     config = aegra_config(workdir)
     procs: list[subprocess.Popen[bytes]] = []
     urls: list[str] = []
@@ -167,7 +185,7 @@ def aegra_replicas(workdir: Path, env: dict[str, str], count: int = 2) -> Iterat
             procs.append(
                 subprocess.Popen(
                     [
-                        sys.executable,
+                        python,
                         "-m",
                         "uvicorn",
                         "aegra_api.main:app",
@@ -205,6 +223,6 @@ def _wait_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
         with contextlib.suppress(httpx.HTTPError):
             if httpx.get(f"{url}/info", timeout=2).status_code == 200:
                 return
-        time.sleep(0.5)
+        time.sleep(0.1)  # polling a process start-up, not timing a test
     msg = f"Aegra did not come up at {url}"
     raise RuntimeError(msg)

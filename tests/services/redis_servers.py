@@ -7,6 +7,7 @@ import random
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -14,6 +15,9 @@ from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from tools import redis_direct
+
+UNIX_PATH_MAX = 100
+"""A unix socket's path must be shorter than 108 bytes (``sun_path``); keep a margin."""
 
 
 def _bindable(port: int) -> bool:
@@ -71,7 +75,12 @@ class RedisServer:
 
     @property
     def unix_socket(self) -> Path:
-        return self.workdir / f"redis-{self.port}.sock"
+        path = self.workdir / f"redis-{self.port}.sock"
+        if len(str(path)) < UNIX_PATH_MAX:
+            return path
+        # a deep tmp_path (a long test name under a worker's directory) is too long for a
+        # socket: redis-server would refuse to start
+        return Path(tempfile.gettempdir()) / f"reach-redis-{self.port}.sock"
 
     def start(self) -> RedisServer:
         args = [
@@ -108,15 +117,16 @@ class RedisServer:
         self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20
         client = Redis(port=self.port, socket_connect_timeout=0.2)
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and self.proc.poll() is None:
             try:
                 if client.ping():
                     client.close()
                     return self
             except RedisConnectionError:
-                time.sleep(0.05)
+                time.sleep(0.05)  # polling a process start-up, not timing a test
         self.stop()
-        msg = f"redis-server did not start on port {self.port}"
+        tail = (self.workdir / f"redis-{self.port}.log").read_text(errors="replace")[-1000:]
+        msg = f"redis-server did not start on port {self.port}:\n{tail}"
         raise RuntimeError(msg)
 
     def stop(self) -> None:
@@ -178,7 +188,7 @@ class RedisClusterSet:
             if "cluster_state:ok" in text:
                 client.close()
                 return self
-            time.sleep(0.2)
+            time.sleep(0.05)
         msg = "redis cluster did not reach cluster_state:ok"
         raise RuntimeError(msg)
 

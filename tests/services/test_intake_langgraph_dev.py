@@ -10,7 +10,7 @@ from langgraph_sdk import get_sync_client
 
 from tests.helpers import open_database
 from tests.services.intake_probe import Secrets, converse, served_record
-from tests.services.langgraph_server import ROOT, TEST_AUTH_SECRET, langgraph_dev
+from tests.services.langgraph_server import TEST_AUTH_SECRET, langgraph_dev
 from tools.settings import Settings
 from tools.tokens import issue_token
 
@@ -31,7 +31,7 @@ def test_no_id_number_or_pin_reaches_the_servers_storage(tmp_path: Path):
     assert "pii:" in record  # the tokens are what the server kept
     assert secrets.found_in_text(record) == []
     stored = b"".join(
-        path.read_bytes() for path in (ROOT / ".langgraph_api").iterdir() if path.is_file()
+        path.read_bytes() for path in (data / ".langgraph_api").iterdir() if path.is_file()
     )
     assert stored, "langgraph dev wrote its pickle files"
     assert secrets.found_in_bytes(stored) == []

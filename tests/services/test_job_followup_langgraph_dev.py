@@ -53,7 +53,7 @@ def test_the_jobs_end_reaches_the_thread_as_a_run_and_keeps_the_topic(
             from_job = [r for r in runs if (r.get("metadata") or {}).get("job_id") == job_id]
             if from_job and from_job[0]["status"] in ("success", "error"):
                 break
-            time.sleep(0.5)
+            time.sleep(0.1)
         assert len(from_job) == 1 and from_job[0]["status"] == "success", runs
 
         values = client.threads.get_state(thread)["values"]

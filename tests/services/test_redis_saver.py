@@ -203,9 +203,14 @@ def test_each_put_is_one_round_trip_and_history_reads_are_batched(redis_saver, d
     assert turn <= 2 * supersteps + 2  # one put and one put_writes per step, two reads
 
 
+TTL_S = 1.5
+"""The TTL test's: the thread is read every TTL/3 for 3⅓ TTLs, then left for 7/6 of one (it
+was 3 s, read every second for 10 s, then left 3.5 s: the same ratios, half the wait)."""
+
+
 def test_ttl_keeps_an_active_thread_whole_and_removes_an_idle_one(redis_url, db):
     client = Redis.from_url(redis_url)
-    saver = PlainRedisSaver.from_url(redis_url, ttl_s=3, prefix="ttl")
+    saver = PlainRedisSaver.from_url(redis_url, ttl_s=TTL_S, prefix="ttl")
     app = build_graph(
         checkpointer=saver, database_factory=lambda: db, executor_factory=fast_executor
     )
@@ -219,15 +224,15 @@ def test_ttl_keeps_an_active_thread_whole_and_removes_an_idle_one(redis_url, db)
     )
     config = {"configurable": {"thread_id": "active"}}
     expected = [normalize(s.values) for s in app.get_state_history(config)]
-    assert client.pttl(saver.keys_for("active").blobs) <= 3000
+    assert client.pttl(saver.keys_for("active").blobs) <= TTL_S * 1000
     started = time.monotonic()
-    while time.monotonic() - started < 10:  # touched every second for 10 s
+    while time.monotonic() - started < TTL_S * 10 / 3:  # touched every third of the TTL
         assert app.get_state(config).values["messages"]
-        time.sleep(1)
+        time.sleep(TTL_S / 3)  # Redis expires on its own clock: real time passes
     assert [normalize(s.values) for s in app.get_state_history(config)] == expected
     assert not list(client.scan_iter(match="ttl:{idle}*"))  # idle thread gone entirely
     assert not list(client.scan_iter(match="ttl:run:*"))  # and its run index
-    time.sleep(3.5)
+    time.sleep(TTL_S * 7 / 6)
     assert not list(client.scan_iter(match="ttl:*"))  # nothing left behind
 
 
