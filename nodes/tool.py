@@ -133,8 +133,22 @@ def _record(
         )
     # a step that also served other tasks of the message (an independent read) fails only
     # by its own task's calls; the reply says how each of the others went
+    # and an asked-for extra (a text message) that failed after its task's own call
+    # succeeded does not undo that call: the reply says both, no hand-over for the notice
+    task = services.catalog.task(state.get("intent"))
+    extras = {tool for _, tool in task.on_request} if task is not None else set()
+    own_ok = task is not None and any(
+        r.get("tool") == task.tool and r.get("status") == "success" for r in results
+    )
     failed = next(
-        (r for r in results if r.get("status") != "success" and not r.get("task_id")), None
+        (
+            r
+            for r in results
+            if r.get("status") != "success"
+            and not r.get("task_id")
+            and not (own_ok and r.get("tool") in extras)
+        ),
+        None,
     )
     return {
         "messages": messages,

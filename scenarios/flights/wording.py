@@ -52,6 +52,7 @@ WORDING: Wording = {
         "zh": "已为{passenger_name}（身份证 {passenger_id}）预订 {departure_date} {origin}→{destination} 的 {flight_no} 航班，{depart_time} 起飞，{arrive_time} 到达，订单号 {booking_id}，票价 {price} 元。",
         "en": "Booked {flight_no} from {origin} to {destination} on {departure_date} for {passenger_name} (ID {passenger_id}): departs {depart_time}, arrives {arrive_time}. Booking {booking_id}, fare ¥{price}.",
     },
+    "step.notify_booking": {"zh": "发送预订短信", "en": "text you the booking"},
     "booking_notice_sent": {
         "zh": "已按您的要求短信通知您这张机票的信息。",
         "en": "As you asked, I've texted you the booking.",
