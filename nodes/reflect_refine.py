@@ -157,7 +157,12 @@ def _refine_intent(
             "candidates": candidates,
             "decision": decision,
             "source": reading.source,
-            "commands": list(records(reading.commands)),
+            "commands": list(
+                records(
+                    reading.commands,
+                    shown=dict.fromkeys(services.sensitive_slot_names, "******"),
+                )
+            ),
         },
         confidence=confidence,
         error=reading.error,

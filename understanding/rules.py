@@ -440,7 +440,11 @@ class RuleCommandGenerator:
             invalid.update({k: v for k, v in again.invalid.items() if k not in slots})
             either = either or again.either
         if either and not (set(slots) & {k for reading in either for k in reading}):
-            reading = next((r for r in either if not r.keys() & known.keys()), either[0])
+            missing_now = set(task.missing) if task is not None else set()
+            reading = next(
+                (r for r in either if r.keys() <= missing_now and r),
+                next((r for r in either if not r.keys() & known.keys()), either[0]),
+            )
             slots = {**reading, **slots}
         spec = self.catalog.task(intent)
         sensitive = set(spec.sensitive_slots) if spec is not None else set()
