@@ -34,30 +34,30 @@ from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
 from graph.run_lock import LockedGraph
 from nodes.services import Services
-from nodes.understanding import Understanding
 from scenarios import SCENARIOS
 from scenarios.transfer.tools import FinanceBackends
 from state import Context
 from tools.settings import get_settings
+from understanding.generator import CommandGenerator
 
 HANG_MARKER = "HANG-HERE"
 
 
 class HangOn:
-    """A recognizer that stops dead on one marker text (the point to kill the worker at)."""
+    """A command generator that stops dead on one marker text (where to kill the worker)."""
 
-    def __init__(self, inner: Understanding, marker: str) -> None:
+    def __init__(self, inner: CommandGenerator, marker: str) -> None:
         self.inner = inner
         self.marker = marker
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def classify(self, text: str) -> Any:
+    def generate(self, text: str, view: Any) -> Any:
         if self.marker in text:
             print(json.dumps({"event": "in_turn"}), flush=True)
             threading.Event().wait()
-        return self.inner.classify(text)
+        return self.inner.generate(text, view)
 
 
 def answer(out: Any) -> dict[str, Any]:
@@ -87,7 +87,7 @@ def main() -> None:
     settings = get_settings()
     assert settings.redis_url, "REDIS_URL must be set"
     services = Services(scenarios=tuple(SCENARIOS), settings=settings)
-    services.understanding = HangOn(services.understand, HANG_MARKER)
+    services.commands = HangOn(services.commands_for(None), HANG_MARKER)
     app = build_graph(make_checkpointer("redis", settings=settings), services=services)
     locked = LockedGraph(app, Redis.from_url(settings.redis_url), settings=settings)
     print(json.dumps({"event": "ready"}), flush=True)
