@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from langgraph.errors import GraphBubbleUp
 
@@ -50,6 +50,7 @@ from understanding.commands import (
     CannotTell,
     Clarify,
     Command,
+    CommandKind,
     CorrectSlot,
     HandOff,
     Reading,
@@ -62,17 +63,8 @@ from understanding.rules import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 
 FALLBACK_DISCOUNT = 0.8
-MODEL_KINDS = (
-    "start",
-    "set",
-    "correct",
-    "cancel",
-    "confirm",
-    "reject",
-    "clarify",
-    "handoff",
-    "cannot_tell",
-)
+MODEL_KINDS = tuple(kind for kind in get_args(CommandKind) if kind != "chitchat")
+"""What the model may say (a courtesy is the rules' to read: it is never sent)."""
 NO_TASK = "none"
 MAX_COMMANDS = 4
 DESCRIPTION_CHARS = 60
