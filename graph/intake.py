@@ -23,10 +23,11 @@ import asyncio
 import json
 import logging
 import threading
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from graph.resume import Message, Receive, Scope, Send, replay
 from scenarios import SCENARIOS
 from tools.db import Database, data_dir
 from tools.intake import payload_has_secrets, tokenize_payload
@@ -36,10 +37,6 @@ from tools.vault import IdentityVault
 
 _log = logging.getLogger(__name__)
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _DATABASES: dict[Path, Database] = {}
@@ -132,7 +129,7 @@ class IntakeMiddleware:
         while True:
             message = await receive()
             if message["type"] != "http.request":  # the client went away before the body
-                await self.app(scope, _replay([message], receive), send)
+                await self.app(scope, replay([message], receive), send)
                 return
             chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
@@ -149,19 +146,7 @@ class IntakeMiddleware:
             ]
             scope = {**scope, "headers": [*kept, (b"content-length", str(len(body)).encode())]}
         request: Message = {"type": "http.request", "body": body, "more_body": False}
-        await self.app(scope, _replay([request], receive), send)
-
-
-def _replay(messages: list[Message], receive: Receive) -> Receive:
-    """Hand out ``messages`` first, then the real ``receive`` (disconnects, for streams)."""
-    pending = list(messages)
-
-    async def replayed() -> Message:
-        if pending:
-            return pending.pop(0)
-        return await receive()
-
-    return replayed
+        await self.app(scope, replay([request], receive), send)
 
 
 __all__ = ["IntakeMiddleware", "business_vault", "rewrite_body", "tokenize_for", "tokenize_run"]

@@ -188,7 +188,7 @@ class ResumeCheckMiddleware:
         if bad is not None:
             await _refuse(send, bad, _language(scope))
             return
-        await self.app(scope, _replay(messages, receive), send)
+        await self.app(scope, replay(messages, receive), send)
 
 
 def _bad_resume(body: bytes) -> Any | None:
@@ -226,7 +226,8 @@ async def _refuse(send: Send, bad: Any, language: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _replay(messages: list[Message], receive: Receive) -> Receive:
+def replay(messages: list[Message], receive: Receive) -> Receive:
+    """Hand out ``messages`` first, then the real ``receive`` (disconnects, for streams)."""
     pending = list(messages)
 
     async def replayed() -> Message:
