@@ -49,6 +49,10 @@ class DialogueView:
     last: TaskView | None = None
     """The request answered last, for a follow-up ("那上海呢")."""
     language: Literal["zh", "en"] = "zh"
+    recent: tuple[tuple[str, str], ...] = ()
+    """The latest turns as (``user`` or ``agent``, text), oldest first, the current message
+    not included: what a generator without slot rules reads values from (a pack's ids in a
+    result said before). The rule generator ignores it."""
 
     @property
     def idle(self) -> bool:
@@ -92,6 +96,7 @@ def view_of(state: AgentState, *, required: Mapping[str, tuple[str, ...]]) -> Di
     last = active if intent in required and not missing and not awaiting else None
     language = state.get("language") or "zh"
     return DialogueView(
+        recent=recent_turns(state),
         waiting=waiting,
         pending=pending,
         queued=queued,
@@ -101,10 +106,29 @@ def view_of(state: AgentState, *, required: Mapping[str, tuple[str, ...]]) -> Di
     )
 
 
+RECENT_TURNS = 16
+"""Messages ``DialogueView.recent`` keeps (user and agent texts, tool calls left out)."""
+
+
+def recent_turns(state: AgentState, limit: int = RECENT_TURNS) -> tuple[tuple[str, str], ...]:
+    """The latest user and agent texts before the current message, oldest first."""
+    messages = list(state.get("messages") or [])
+    if messages and messages[-1].type == "human":
+        messages = messages[:-1]  # the message being read is given apart
+    out: list[tuple[str, str]] = []
+    for message in reversed(messages):
+        if len(out) >= limit:
+            break
+        content = message.content if isinstance(message.content, str) else ""
+        if message.type in ("human", "ai") and content.strip():
+            out.append(("user" if message.type == "human" else "agent", content))
+    return tuple(reversed(out))
+
+
 def _frame_view(frame: TaskFrame, required: Mapping[str, tuple[str, ...]]) -> TaskView:
     slots = shown_slots(frame.get("slots") or {})
     missing = tuple(n for n in required.get(frame["intent"], ()) if n not in frame["slots"])
     return TaskView(frame["intent"], slots, missing, frame["task_id"], dict(frame["slots"]))
 
 
-__all__ = ["DialogueView", "TaskView", "shown_slots", "view_of"]
+__all__ = ["DialogueView", "TaskView", "recent_turns", "shown_slots", "view_of"]
