@@ -14,6 +14,7 @@ from langgraph.types import Command
 from rich.console import Console
 from rich.table import Table
 
+from cli.bench import bench_app
 from cli.eval import eval_command
 from cli.metrics import serve_metrics, stats
 from cli.model import ModelError, model_app, print_doctor
@@ -439,6 +440,7 @@ app.command("serve-metrics")(serve_metrics)
 app.command("eval")(eval_command)
 app.add_typer(model_app, name="model")
 app.add_typer(tools_app, name="tools")
+app.add_typer(bench_app, name="bench")
 
 
 @app.command()

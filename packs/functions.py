@@ -129,9 +129,7 @@ def parameters_model(fn: Callable[..., Any], *, model_name: str | None = None) -
         description = " ".join(described.get(name, "").split()) or None
         fields[name] = (annotation, Field(default, description=description))
     title = model_name or "".join(part.title() for part in fn.__name__.split("_")) + "Args"
-    model: type[BaseModel] = create_model(
-        title, __config__=ConfigDict(extra="forbid"), **fields
-    )
+    model: type[BaseModel] = create_model(title, __config__=ConfigDict(extra="forbid"), **fields)
     return model
 
 

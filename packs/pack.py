@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -152,14 +153,30 @@ def label_of(name: str) -> str:
     return name.replace("_", " ")
 
 
+_EXAMPLE = re.compile(
+    r",?\s*(?:each\s+)?(?:such as|e\.g\.|for example)\s*'[^']*'(?:\s*(?:or|and|,)\s*'[^']*')*",
+    re.IGNORECASE,
+)
+"""An example value in a description: a question never shows it (the user would echo it)."""
+OPEN_WORDS: dict[str, Text] = {
+    "ask_intent": {
+        "zh": "抱歉，我没太明白您需要什么，能具体说说吗？",
+        "en": "Sorry, I'm not sure what you need. Could you tell me what you would like done?",
+    },
+    "act.greet": {"zh": "您好！请问有什么可以帮您？", "en": "Hello! How can I help you today?"},
+}
+"""A pack's tools are many and named for a program: a question lists none of them."""
+
+
 def _wording(cards: Sequence[ToolCard]) -> dict[str, Text]:
-    words: dict[str, Text] = {}
+    words: dict[str, Text] = dict(OPEN_WORDS)
     for card in cards:
         label = label_of(card.name)
         words[f"intent.{card.name}"] = {"zh": label, "en": label}
         for slot, info in card.parameters.model_fields.items():
             shown = label_of(slot)
-            hint = " ".join((info.description or "").split())[:DESCRIPTION_CHARS]
+            hint = _EXAMPLE.sub("", " ".join((info.description or "").split()))
+            hint = hint.strip().rstrip(".")[:DESCRIPTION_CHARS]
             words.setdefault(f"slot.{slot}", {"zh": shown, "en": shown})
             ask = f"Please tell me the {shown}" + (f" ({hint})" if hint else "") + "."
             words.setdefault(f"ask.{slot}", {"zh": f"请提供 {shown}。", "en": ask})
