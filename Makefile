@@ -101,8 +101,10 @@ model: install
 	$(UV) run python -m cli.model serve
 
 # The real-model tier: fetch and verify the model, then the tests start llama-server on a
-# free port (another one may hold 8181) and stop it afterwards.
+# free port (another one may hold 8181) and stop it afterwards. τ²-bench's group is synced
+# for its smoke run (tests/services/test_tau2_smoke.py).
 test-model: install
+	$(UV) sync --frozen --inexact --group tau2
 	$(UV) run python -m cli.model fetch
 	REACH_LOCAL_MODEL_PORT=$${REACH_LOCAL_MODEL_PORT:-$$(python3 -c "$$FREE_PORT")} \
 		$(UV) run pytest -m model tests/services -v -s --durations=10

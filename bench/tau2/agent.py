@@ -153,6 +153,7 @@ class ReachAgent(LLMAgent):
         self.usage = Usage()
         self.audit = AuditLog(None)
         self.turns: list[dict[str, Any]] = []
+        self._said_ids: set[str] = set()
         self._dir = tempfile.TemporaryDirectory(prefix="reach-tau2-")
         pack = tau2_pack(tools, domain_policy, domain="tau2", invoke=self.bridge.invoke)
         settings = get_settings().model_copy(
@@ -252,10 +253,12 @@ class ReachAgent(LLMAgent):
     def _said(self, out: dict[str, Any], config: dict[str, Any]) -> str:
         texts: list[str] = []
         for item in reversed(out.get("messages") or []):
-            if item.type == "human":
-                break
+            if item.type == "human" or (item.id and item.id in self._said_ids):
+                break  # said in an earlier turn (a resumed turn has no new human message)
             if item.type == "ai" and isinstance(item.content, str) and item.content.strip():
                 texts.append(item.content)
+            if item.id:
+                self._said_ids.add(item.id)
         snapshot = self.app.get_state(config)
         if not texts and snapshot.interrupts:
             question = getattr(snapshot.interrupts[0], "value", {}) or {}
@@ -270,7 +273,7 @@ class ReachAgent(LLMAgent):
 
 
 def _json(arguments: BaseModel) -> dict[str, Any]:
-    dumped: dict[str, Any] = arguments.model_dump(mode="json")
+    dumped: dict[str, Any] = arguments.model_dump(mode="json", exclude_unset=True)
     return dumped
 
 

@@ -124,6 +124,7 @@ def run(plan: RunPlan, say: Callable[[str], None] = print) -> dict[str, Any]:
     from tau2.run import get_info, get_tasks, run_task  # noqa: PLC0415
 
     from bench.tau2.agent import ReachAgent  # noqa: PLC0415
+    from bench.tau2.causes import tally  # noqa: PLC0415
     from bench.tau2.metrics import SimulationFigures, figures, summary  # noqa: PLC0415
 
     tasks = get_tasks(plan.domain, plan.split, task_ids=plan.task_ids, num_tasks=plan.tasks)
@@ -169,19 +170,25 @@ def run(plan: RunPlan, say: Callable[[str], None] = print) -> dict[str, Any]:
                     continue
                 started = time.monotonic()
                 ReachAgent.instances.clear()
-                simulation = run_task(
-                    domain=plan.domain,
-                    task=task,
-                    agent=agent,
-                    user="user_simulator",
-                    llm_agent=plan.agent.litellm_name,
-                    llm_args_agent={**plan.agent.llm_args(), "num_retries": 1},
-                    llm_user=plan.user.litellm_name,
-                    llm_args_user={**plan.user.llm_args(), "num_retries": 1},
-                    max_steps=plan.max_steps,
-                    max_errors=plan.max_errors,
-                    seed=seed,
-                )
+                try:
+                    simulation = run_task(
+                        domain=plan.domain,
+                        task=task,
+                        agent=agent,
+                        user="user_simulator",
+                        llm_agent=plan.agent.litellm_name,
+                        llm_args_agent={**plan.agent.llm_args(), "num_retries": 1},
+                        llm_user=plan.user.litellm_name,
+                        llm_args_user={**plan.user.llm_args(), "num_retries": 1},
+                        max_steps=plan.max_steps,
+                        max_errors=plan.max_errors,
+                        seed=seed,
+                    )
+                except Exception as error:  # noqa: BLE001 - scored 0, said, the run goes on
+                    if isinstance(error, EndpointUnreachable | KeyboardInterrupt):
+                        raise
+                    say(f"  {agent} task {task.id}: the simulation failed: {error!s:.300}")
+                    simulation = _failed(task.id, trial, seed, str(error), started)
                 simulation.trial = trial
                 row = figures(simulation, task, write_tools.__contains__, trial)
                 if ReachAgent.instances:
@@ -196,6 +203,8 @@ def run(plan: RunPlan, say: Callable[[str], None] = print) -> dict[str, Any]:
                     )
                 )
     table = {agent: summary(rows[agent], plan.trials) for agent in plan.agents}
+    for agent in plan.agents:
+        table[agent]["failures_by_cause"] = tally(results[agent].simulations, rows[agent])
     return {
         "domain": plan.domain,
         "split": plan.split,
@@ -207,6 +216,31 @@ def run(plan: RunPlan, say: Callable[[str], None] = print) -> dict[str, Any]:
         "user_model": plan.user.model,
         "agents": table,
     }
+
+
+def _failed(task_id: str, trial: int, seed: int, error: str, started: float) -> Any:
+    """A simulation that raised (a prompt over the context, a dead endpoint): reward 0."""
+    from tau2.data_model.simulation import (  # noqa: PLC0415
+        RewardInfo,
+        SimulationRun,
+        TerminationReason,
+    )
+    from tau2.utils.utils import get_now  # noqa: PLC0415
+
+    now = get_now()
+    return SimulationRun(
+        id=f"{task_id}_{trial}_failed",
+        task_id=task_id,
+        start_time=now,
+        end_time=now,
+        duration=time.monotonic() - started,
+        termination_reason=TerminationReason.AGENT_ERROR,
+        messages=[],
+        trial=trial,
+        seed=seed,
+        reward_info=RewardInfo(reward=0.0, info={"error": error[:2000]}),
+        skipped=True,
+    )
 
 
 def _add_reach_counts(row: Any, agent: Any) -> None:

@@ -1,0 +1,96 @@
+"""The compiled graph as a τ² agent, run by τ²'s own orchestrator, user simulator and evaluator.
+
+τ²'s ``mock`` domain (a task list: ``create_task`` writes, ``get_users`` reads) with a
+scripted OpenAI-compatible server in place of the model, for the graph's command generator
+and for τ²'s user simulator alike (told apart by the structured-output request). The write
+goes out only after the simulated user's "yes" to the confirmation question; a "no" leaves
+the database as it was; τ²'s evaluator scores what the trajectory did.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.fakes.openai_server import FakeOpenAIServer, Scripted
+
+pytestmark = pytest.mark.integration
+pytest.importorskip("tau2", reason="τ²-bench is the optional group: uv sync --group tau2")
+
+from bench.tau2.metrics import figures  # noqa: E402 - after the skip
+from bench.tau2.runner import Endpoint, register_reach_agent  # noqa: E402
+
+REQUEST = "Please create a task called 'Important Meeting' for user_1."
+CREATE = {
+    "commands": [
+        {
+            "kind": "start",
+            "tool": "create_task",
+            "arguments": [
+                {"name": "user_id", "value": "user_1"},
+                {"name": "title", "value": "Important Meeting"},
+            ],
+        }
+    ]
+}
+
+
+def script(server: FakeOpenAIServer, user_turns: list[str]) -> list[str]:
+    """The graph's model always reads the request; the simulated user says ``user_turns``."""
+    said = list(user_turns)
+    seen: list[str] = []
+
+    def answer(body: dict[str, Any]) -> Scripted | None:
+        if body.get("response_format"):  # the graph's one structured call
+            return Scripted(content=json.dumps(CREATE))
+        seen.append(str(body["messages"][-1].get("content")))  # what the user was told
+        return Scripted(content=said.pop(0) if said else "###STOP###")
+
+    server.match(answer)
+    return seen
+
+
+def simulate(server: FakeOpenAIServer) -> Any:
+    from tau2.run import get_tasks, run_task  # noqa: PLC0415 - after the skip
+
+    register_reach_agent()
+    task = next(t for t in get_tasks("mock") if t.id == "create_task_1")
+    endpoint = Endpoint("fake-model", server.base_url, "test")
+    simulation = run_task(
+        domain="mock",
+        task=task,
+        agent="agent_reach",
+        user="user_simulator",
+        llm_agent=endpoint.litellm_name,
+        llm_args_agent=endpoint.llm_args(),
+        llm_user=endpoint.litellm_name,
+        llm_args_user=endpoint.llm_args(),
+        max_steps=20,
+        seed=300,
+    )
+    return simulation, task
+
+
+def calls(simulation: Any) -> list[str]:
+    return [
+        c.name for m in simulation.messages if m.role == "assistant" for c in m.tool_calls or []
+    ]
+
+
+def test_a_write_goes_out_after_the_simulated_users_yes_and_tau2_scores_it(openai_server):
+    told = script(openai_server, [REQUEST, "yes"])
+    simulation, task = simulate(openai_server)
+    assert calls(simulation) == ["create_task"]
+    assert any("create_task" in t and "Important Meeting" in t for t in told)  # asked first
+    assert simulation.reward_info.reward == 1.0  # τ²'s evaluator: the database matches
+    counted = figures(simulation, task, {"create_task", "update_task_status"}.__contains__, 0)
+    assert (counted.writes, counted.unconfirmed_writes, counted.off_gold_writes) == (1, 0, 0)
+
+
+def test_a_no_from_the_simulated_user_sends_nothing(openai_server):
+    script(openai_server, [REQUEST, "no"])
+    simulation, _ = simulate(openai_server)
+    assert calls(simulation) == []
+    assert simulation.reward_info.reward == 0.0
