@@ -71,3 +71,20 @@ def test_a_name_said_before_the_id_number_is_the_passenger(talk):
     t("!resume 确认")
     rows = t.rows("SELECT passenger_name, flight_date FROM flight_bookings")
     assert rows == [{"passenger_name": "张三", "flight_date": "2024-06-21"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("上海明天下雨吗，要带伞不", "查不到 2024-06-19 的预报"),
+        ("wether in shanghai tomorow?", "not the forecast for 2024-06-19"),
+    ],
+)
+def test_weather_for_another_day_says_only_the_weather_now_is_known(talk, text, said):
+    t = talk()(text)
+    assert said in t.replies and ("现在" in t.replies or "right now" in t.replies)
+
+
+def test_weather_today_says_nothing_of_a_forecast(talk):
+    t = talk()("北京今天天气怎么样")
+    assert "北京现在晴" in t.replies and "预报" not in t.replies
