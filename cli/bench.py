@@ -52,6 +52,9 @@ def tau2(
     max_steps: Annotated[int, typer.Option(help="messages per simulation at most")] = 60,
     seed: Annotated[int, typer.Option(help="τ²'s run seed (per-trial seeds from it)")] = 300,
     out: Annotated[Path, typer.Option(help="results directory")] = RESULTS,
+    probe_user: Annotated[
+        bool, typer.Option(help="only ask the user simulator its first message on each task")
+    ] = False,
 ) -> None:
     """Run τ²'s tasks with its own llm_agent and with Agent-Reach; resumable; a chart."""
     try:
@@ -62,6 +65,9 @@ def tau2(
         raise typer.Exit(2) from error
     agent_endpoint = _endpoint(model, base_url)
     user_endpoint = _endpoint(user_model or model, user_base_url or base_url)
+    if probe_user:
+        _probe(domain, split, tasks, user_endpoint, out)
+        return
     plan = RunPlan(
         domain=domain,
         split=split,
@@ -86,6 +92,25 @@ def tau2(
     for agent, row in summary["agents"].items():
         console.print(f"[bold]{agent}[/bold]: {json.dumps(row, ensure_ascii=False)}")
     console.print(f"summary: {path}; chart: {chart}")
+
+
+def _probe(domain: str, split: str, tasks: int | None, user: object, out: Path) -> None:
+    from bench.tau2.probe import probe_user  # noqa: PLC0415 - needs the tau2 group
+    from bench.tau2.runner import EndpointUnreachable, check_endpoint  # noqa: PLC0415
+
+    try:
+        check_endpoint(user)  # type: ignore[arg-type]
+    except EndpointUnreachable as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from error
+    found = probe_user(domain, split, user, tasks)  # type: ignore[arg-type]
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{domain}-{split}-user-probe.json"
+    path.write_text(json.dumps(found, indent=1, ensure_ascii=False))
+    console.print(
+        f"the user simulator stayed in its role on {found['in_role']} of {found['tasks']} "
+        f"{domain} tasks ({path})"
+    )
 
 
 __all__ = ["bench_app"]

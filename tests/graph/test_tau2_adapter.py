@@ -94,3 +94,13 @@ def test_a_no_from_the_simulated_user_sends_nothing(openai_server):
     simulation, _ = simulate(openai_server)
     assert calls(simulation) == []
     assert simulation.reward_info.reward == 0.0
+
+
+def test_the_probe_counts_the_tasks_where_the_simulated_user_left_its_role(openai_server):
+    from bench.tau2.probe import probe_user  # noqa: PLC0415 - after the skip
+
+    replies = iter(["Hello! How can I assist you today?", REQUEST, "I'm just a computer program."])
+    openai_server.match(lambda body: Scripted(content=next(replies)))
+    found = probe_user("mock", None, Endpoint("fake-model", openai_server.base_url, "t"), tasks=3)
+    assert (found["tasks"], found["in_role"], found["role_broken"]) == (3, 1, 2)
+    assert [f["role_broken"] for f in found["first_messages"].values()] == [True, False, True]
