@@ -52,6 +52,9 @@ def tau2(
     max_steps: Annotated[int, typer.Option(help="messages per simulation at most")] = 60,
     seed: Annotated[int, typer.Option(help="τ²'s run seed (per-trial seeds from it)")] = 300,
     out: Annotated[Path, typer.Option(help="results directory")] = RESULTS,
+    user_sim: Annotated[
+        str, typer.Option(help="user_simulator (τ²'s), or primed_user: a diagnostic, not τ²")
+    ] = "user_simulator",
     probe_user: Annotated[
         bool, typer.Option(help="only ask the user simulator its first message on each task")
     ] = False,
@@ -80,13 +83,15 @@ def tau2(
         task_ids=[t.strip() for t in task_ids.split(",")] if task_ids else None,
         seed=seed,
         max_steps=max_steps,
+        user_impl=user_sim,
     )
     try:
         summary = run(plan, say=console.print)
     except EndpointUnreachable as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from error
-    path = out / f"{domain}-{split}-summary.json"
+    primed = "" if user_sim == "user_simulator" else f"-{user_sim}"
+    path = out / f"{domain}-{split}{primed}-summary.json"
     path.write_text(json.dumps(summary, indent=1, ensure_ascii=False))
     chart = draw(out, out / "tau2.png")
     for agent, row in summary["agents"].items():

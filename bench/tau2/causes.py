@@ -2,8 +2,9 @@
 
 1. ``policy``: a write went out without the user's yes, or off the task's gold path;
 2. ``simulator``: the simulated user left its role (answered as an agent would: "How can I
-   assist you?", "I'm just a computer program", "I don't have access to …") before the task
-   could be done, or never said what it wanted;
+   assist you?", "I'm here to help you with your order", "I'm just a computer program", "I
+   don't have access to …", or ended the call at once) before the task could be done, or
+   never said what it wanted;
 3. ``tool error``: a call failed for the data (not its arguments' shape) and no gold write
    followed;
 4. ``slot``: the agent kept asking for the same detail (three times or more), or calls were
@@ -22,7 +23,8 @@ from typing import Any
 ROLE_BROKEN = re.compile(
     r"how (?:can|may) i (?:help|assist) you|i'?m (?:just )?(?:a|an) (?:computer program|ai\b|"
     r"language model|assistant|virtual)|i don'?t have access to|as an ai\b|"
-    r"i (?:can(?:no|')t|am unable to) (?:provide|access) (?:any )?(?:personal|your)",
+    r"i (?:can(?:no|')t|am unable to) (?:provide|access) (?:any )?(?:personal|your)|"
+    r"i'?m here to (?:help|assist)|is there anything (?:specific )?(?:you|i can)|^\s*###stop###",
     re.IGNORECASE,
 )
 CAUSES = ("policy", "simulator", "tool error", "slot", "understanding", "error")

@@ -25,7 +25,9 @@ def draw(results: Path, target: Path) -> Path:
         for agent, row in summary["agents"].items():
             if not row.get("simulations"):
                 continue
-            labels.append(f"{summary['domain']}\n{agent}\n({row['tasks']} tasks)")
+            user = summary.get("user", "user_simulator")
+            who = "" if user == "user_simulator" else f" ({user})"
+            labels.append(f"{summary['domain']}{who}\n{agent}\n({row['tasks']} tasks)")
             k = summary["trials"]
             series.setdefault("pass^1", []).append(row.get("pass^1") or 0.0)
             series.setdefault("pass^k", []).append(row.get(f"pass^{k}") or 0.0)

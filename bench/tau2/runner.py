@@ -28,6 +28,7 @@ DEFAULT_SEED = 300
 DEFAULT_MAX_STEPS = 60
 """τ²'s default is 100 messages; 60 bounds a run on a small CPU model (said in the results)."""
 DEFAULT_MAX_ERRORS = 10
+DEFAULT_USER = "user_simulator"
 
 
 class EndpointUnreachable(RuntimeError):
@@ -72,13 +73,17 @@ def check_endpoint(endpoint: Endpoint, timeout_s: float = 5.0) -> None:
 
 
 def register_reach_agent() -> None:
-    """Make ``agent_reach`` known to τ²'s registry (once per process)."""
+    """Make ``agent_reach`` (and the diagnostic ``primed_user``) known to τ²'s registry."""
     from tau2.registry import registry  # noqa: PLC0415 - the optional group
 
     from bench.tau2.agent import AGENT_NAME, ReachAgent  # noqa: PLC0415
+    from bench.tau2.primed import USER_NAME, PrimedUser  # noqa: PLC0415
 
-    if AGENT_NAME not in registry.get_info().agents:
+    info = registry.get_info()
+    if AGENT_NAME not in info.agents:
         registry.register_agent(ReachAgent, AGENT_NAME)
+    if USER_NAME not in info.users:
+        registry.register_user(PrimedUser, USER_NAME)
 
 
 def trial_seeds(seed: int, trials: int) -> list[int]:
@@ -103,10 +108,13 @@ class RunPlan:
     seed: int = DEFAULT_SEED
     max_steps: int = DEFAULT_MAX_STEPS
     max_errors: int = DEFAULT_MAX_ERRORS
+    user_impl: str = DEFAULT_USER
+    """τ²'s ``user_simulator``, or the diagnostic ``primed_user`` (``bench.tau2.primed``)."""
 
     def stem(self, agent: str) -> str:
-        """The results file's name for ``agent``."""
-        return f"{self.domain}-{self.split or 'all'}-{agent}"
+        """The results file's name for ``agent`` (a user other than τ²'s own is named)."""
+        user = "" if self.user_impl == DEFAULT_USER else f"-{self.user_impl}"
+        return f"{self.domain}-{self.split or 'all'}{user}-{agent}"
 
 
 def run(plan: RunPlan, say: Callable[[str], None] = print) -> dict[str, Any]:
@@ -142,7 +150,7 @@ def run(plan: RunPlan, say: Callable[[str], None] = print) -> dict[str, Any]:
             info = get_info(
                 domain=plan.domain,
                 agent=agent,
-                user="user_simulator",
+                user=plan.user_impl,
                 llm_agent=plan.agent.litellm_name,
                 llm_args_agent=plan.agent.llm_args(),
                 llm_user=plan.user.litellm_name,
@@ -175,7 +183,7 @@ def run(plan: RunPlan, say: Callable[[str], None] = print) -> dict[str, Any]:
                         domain=plan.domain,
                         task=task,
                         agent=agent,
-                        user="user_simulator",
+                        user=plan.user_impl,
                         llm_agent=plan.agent.litellm_name,
                         llm_args_agent={**plan.agent.llm_args(), "num_retries": 1},
                         llm_user=plan.user.litellm_name,
@@ -214,6 +222,7 @@ def run(plan: RunPlan, say: Callable[[str], None] = print) -> dict[str, Any]:
         "max_steps": plan.max_steps,
         "agent_model": plan.agent.model,
         "user_model": plan.user.model,
+        "user": plan.user_impl,
         "agents": table,
     }
 

@@ -104,3 +104,36 @@ def test_the_probe_counts_the_tasks_where_the_simulated_user_left_its_role(opena
     found = probe_user("mock", None, Endpoint("fake-model", openai_server.base_url, "t"), tasks=3)
     assert (found["tasks"], found["in_role"], found["role_broken"]) == (3, 1, 2)
     assert [f["role_broken"] for f in found["first_messages"].values()] == [True, False, True]
+
+
+def test_the_primed_user_opens_with_the_tasks_reason_then_the_simulator_speaks(openai_server):
+    from tau2.data_model.message import AssistantMessage  # noqa: PLC0415 - after the skip
+    from tau2.run import get_tasks  # noqa: PLC0415
+
+    from bench.tau2.primed import PrimedUser, opening  # noqa: PLC0415
+
+    task = next(t for t in get_tasks("retail", "test") if t.id == "5")
+    first = opening(str(task.user_scenario))
+    assert first == (
+        "Hi! I want to exchange the water bottle and the desk lamp. "
+        "I am mei_kovacs_8020 in zipcode 28236."
+    )
+    openai_server.push(Scripted(content="It is the bigger bottle I want."))
+    endpoint = Endpoint("fake-model", openai_server.base_url, "t")
+    user = PrimedUser(
+        tools=None,
+        instructions=str(task.user_scenario),
+        llm=endpoint.litellm_name,
+        llm_args=endpoint.llm_args(),
+    )
+    state = user.get_init_state()
+    said, state = user.generate_next_message(
+        AssistantMessage(role="assistant", content="Hi! How can I help you today?"), state
+    )
+    assert said.content == first and openai_server.requests == []
+    said, state = user.generate_next_message(
+        AssistantMessage(role="assistant", content="Which bottle?"), state
+    )
+    assert said.content == "It is the bigger bottle I want."
+    sent = openai_server.requests[0]["messages"]
+    assert sent[-2]["content"] == first  # the simulator sees its opening as its own words
