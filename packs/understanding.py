@@ -11,7 +11,8 @@ policy is cut at a paragraph when it is too long, and the oldest turns are dropp
 
 What the model says is checked before the engine sees it:
 
-- a tool must be one of the pack's, a parameter one of that tool's;
+- a tool must be one of the pack's, a parameter one of that tool's; the kind follows the
+  task stack (a small model says "set" for a call nothing waits on: that call starts);
 - a value must be *grounded*: it appears in the message, in the conversation shown (a
   result said before), or in the tool's own parameter description (an allowed value such
   as 'no longer needed'); an invented id is refused and the agent asks for it instead;
@@ -246,6 +247,9 @@ class PackCommandGenerator:
             target = _target(view, kind)
             if kind in ("set", "correct") and target is not None and name not in self.cards:
                 name = target.intent
+            if kind in ("set", "correct") and name in self.cards and not _on_stack(view, name):
+                kind = "start"  # the kind follows the task stack: a tool nothing waits on starts
+                target = None
             card = self.cards.get(name)
             evidence = (f"model:{kind}:{name}",)
             if kind in ("start", "set", "correct") and card is not None:
@@ -398,6 +402,11 @@ def _target(view: DialogueView, kind: str) -> TaskView | None:
     if kind not in ("set", "correct"):
         return None
     return view.pending or view.waiting
+
+
+def _on_stack(view: DialogueView, name: str) -> bool:
+    """A call of ``name`` waits for a value or a yes (what a set or correct can change)."""
+    return any(task is not None and task.intent == name for task in (view.pending, view.waiting))
 
 
 def _shown(task: TaskView) -> str:

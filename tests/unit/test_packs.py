@@ -205,3 +205,38 @@ def test_an_openapi_document_becomes_cards_that_call_it(httpserver):
     with pytest.raises(UserFixableError, match="not pending"):
         cancel.handler(cancel.parameters(order_id="W1", reason="late"), CTX)
     assert cancel.json_schema()["properties"]["reason"]["enum"] == ["mistake", "late"]
+
+
+class _Scripted:
+    """A chat model stand-in whose structured call answers one fixed parse."""
+
+    def __init__(self, parsed: dict[str, Any]) -> None:
+        self.parsed = parsed
+
+    def with_structured_output(self, *args: Any, **kwargs: Any) -> _Scripted:
+        return self
+
+    def invoke(self, messages: Any) -> dict[str, Any]:
+        return {"raw": None, "parsed": self.parsed, "parsing_error": None}
+
+
+def test_a_set_for_a_call_nothing_waits_on_starts_it_and_a_set_for_the_waiting_one_fills_it():
+    said = {
+        "commands": [
+            {
+                "kind": "set",
+                "tool": "find_order",
+                "arguments": [{"name": "order_id", "value": "#W1"}],
+            }
+        ]
+    }
+    pack = pack_from_functions("shop", [find_order, exchange_items], policy="p")
+    rules = RuleCommandGenerator.__new__(RuleCommandGenerator)
+    generator = PackCommandGenerator(_Scripted(said), pack.cards, "p", rules)
+    commands, _ = generator._checked(said, "my order #W1", DialogueView(language="en"))
+    assert [(c.kind, c.intent, dict(c.slots)) for c in commands] == [
+        ("start", "find_order", {"order_id": "#W1"})
+    ]
+    waiting = DialogueView(language="en", waiting=TaskView("find_order", {}, ("order_id",)))
+    commands, _ = generator._checked(said, "my order #W1", waiting)
+    assert [(c.kind, c.intent) for c in commands] == [("set", "find_order")]
