@@ -48,6 +48,10 @@ class SimulationFigures:
     off_gold_writes: int = 0
     rejected_by_validation: int = 0
     tool_errors: int = 0
+    calls_as_text: int = 0
+    """Agent messages that are a tool call written as text (```json {"name": …}```): the
+    endpoint did not parse it as a call, so it reached the user, not τ²."""
+    writes_as_text: int = 0
     agent_model_calls: int = 0
     agent_prompt_tokens: int = 0
     agent_completion_tokens: int = 0
@@ -89,6 +93,10 @@ def figures(
                 out.agent_completion_tokens += int(message.usage.get("completion_tokens") or 0)
             if message.content and not message.tool_calls:
                 last_agent_text = index
+                written = call_in_text(message.content)
+                if written is not None:
+                    out.calls_as_text += 1
+                    out.writes_as_text += int(is_write(written))
             for call in message.tool_calls or []:
                 answer = answers.get(call.id)
                 failed = bool(answer is not None and answer.error)
@@ -118,6 +126,15 @@ def figures(
             if message.content and not message.tool_calls:
                 last_user_text = (index, message.content)
     return out
+
+
+_CALL_TEXT = re.compile(r'"name"\s*:\s*"([a-z_]+)"\s*,\s*"arguments"')
+
+
+def call_in_text(text: str) -> str | None:
+    """The tool a text message writes a call of (``{"name": …, "arguments": …}``), if any."""
+    found = _CALL_TEXT.search(text)
+    return found.group(1) if found else None
 
 
 def _matches(action: Any, call: Any) -> bool:
@@ -162,6 +179,8 @@ def summary(rows: list[SimulationFigures], trials: int) -> dict[str, Any]:
         "off_gold_writes": sum(r.off_gold_writes for r in rows),
         "rejected_by_validation": sum(r.rejected_by_validation for r in rows),
         "tool_errors": sum(r.tool_errors for r in rows),
+        "calls_as_text": sum(r.calls_as_text for r in rows),
+        "writes_as_text": sum(r.writes_as_text for r in rows),
         "agent_model_calls_per_task": per_task("agent_model_calls"),
         "agent_prompt_tokens_per_task": per_task("agent_prompt_tokens"),
         "agent_completion_tokens_per_task": per_task("agent_completion_tokens"),
@@ -179,4 +198,17 @@ def _count(values: Iterable[str]) -> dict[str, int]:
     return out
 
 
-__all__ = ["SimulationFigures", "figures", "pass_hat_k", "summary"]
+def refreshed(stored: SimulationFigures, again: SimulationFigures) -> SimulationFigures:
+    """Figures read again from a stored trajectory, keeping what only the run could count
+    (the graph's model usage and its executor's refusals, which τ² does not see)."""
+    if not stored.extra:
+        return again
+    again.agent_model_calls = stored.agent_model_calls
+    again.agent_prompt_tokens = stored.agent_prompt_tokens
+    again.agent_completion_tokens = stored.agent_completion_tokens
+    again.rejected_by_validation += int(stored.extra.get("executor_validation_refusals", 0))
+    again.extra = stored.extra
+    return again
+
+
+__all__ = ["SimulationFigures", "call_in_text", "figures", "pass_hat_k", "refreshed", "summary"]

@@ -133,7 +133,12 @@ def run(plan: RunPlan, say: Callable[[str], None] = print) -> dict[str, Any]:
 
     from bench.tau2.agent import ReachAgent  # noqa: PLC0415
     from bench.tau2.causes import tally  # noqa: PLC0415
-    from bench.tau2.metrics import SimulationFigures, figures, summary  # noqa: PLC0415
+    from bench.tau2.metrics import (  # noqa: PLC0415
+        SimulationFigures,
+        figures,
+        refreshed,
+        summary,
+    )
 
     tasks = get_tasks(plan.domain, plan.split, task_ids=plan.task_ids, num_tasks=plan.tasks)
     env = registry.get_env_constructor(plan.domain)()
@@ -162,9 +167,22 @@ def run(plan: RunPlan, say: Callable[[str], None] = print) -> dict[str, Any]:
             )
             results[agent] = Results(info=info, tasks=tasks, simulations=[])
         extra = plan.out_dir / f"{plan.stem(agent)}.figures.json"
-        rows[agent] = [
+        stored = [
             SimulationFigures(**row)
             for row in (json.loads(extra.read_text()) if extra.exists() else [])
+        ]
+        # read again from the trajectories, so a resumed run counts with today's rules
+        by_id = {task.id: task for task in tasks}
+        sims = {(str(s.task_id), s.trial): s for s in results[agent].simulations}
+        rows[agent] = [
+            refreshed(
+                row, figures(sims[key], by_id[row.task_id], write_tools.__contains__, row.trial)
+            )
+            if (key := (row.task_id, row.trial)) in sims
+            and row.task_id in by_id
+            and sims[key].messages
+            else row
+            for row in stored
         ]
     total = len(tasks) * plan.trials * len(plan.agents)
     done = sum(len(r.simulations) for r in results.values())
