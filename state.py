@@ -45,7 +45,7 @@ from pydantic import (
     model_validator,
 )
 
-from tools.limits import (
+from config.limits import (
     clean_string,
     cut_marker,
     cut_string,
@@ -53,7 +53,7 @@ from tools.limits import (
     json_bytes,
     json_safe,
 )
-from tools.pii import mask_pii
+from security.pii import mask_pii
 from understanding.commands import CommandRecord
 
 MAX_PROTOCOL_BYTES = 5 * 1024
@@ -636,7 +636,7 @@ class AgentState(TypedDict, total=False):
     older turns are in the transcript store and ``summary``."""
     protocol: Annotated[list[dict[str, Any]], append_protocol]
     """The thread's recent protocol messages, masked and size-checked; older ones are in the
-    transcript store (``tools.transcript``)."""
+    transcript store (``storage.transcript``)."""
     task_id: str
     """The current user request; kept while its slots are being filled across turns."""
     language: Literal["zh", "en"]

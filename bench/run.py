@@ -55,22 +55,22 @@ from bench.executor import CARD as PING_CARD  # noqa: E402
 from bench.executor import bench_registry, per_call_us  # noqa: E402
 from bench.roundtrips import SENDS, replies_read_later  # noqa: E402
 from bench.understanding import understanding_section  # noqa: E402
+from config.settings import Settings  # noqa: E402
 from graph.builder import build_graph, make_builder  # noqa: E402
 from graph.checkpoint import sqlite_checkpointer  # noqa: E402
 from graph.checkpoint.compress import protect  # noqa: E402
 from graph.checkpoint.plain_redis import PlainRedisSaver  # noqa: E402
 from nodes.services import Services  # noqa: E402
+from observability.audit import AuditLog  # noqa: E402
 from scenarios import SCENARIOS  # noqa: E402
 from state import AgentState, Context, Overwrite  # noqa: E402
+from storage.db import Database  # noqa: E402
+from storage.transcript import RedisTranscriptStore, SQLiteTranscriptStore  # noqa: E402
 from tests.helpers import open_database  # noqa: E402
 from tests.services import RedisServer  # noqa: E402
-from tools.audit import AuditLog  # noqa: E402
-from tools.db import Database  # noqa: E402
-from tools.executor import ActionExecutor  # noqa: E402
-from tools.registry import ToolCard, ToolContext  # noqa: E402
-from tools.settings import Settings  # noqa: E402
-from tools.stores import MemoryIdempotencyStore, MemoryResultCache  # noqa: E402
-from tools.transcript import RedisTranscriptStore, SQLiteTranscriptStore  # noqa: E402
+from tools.executor.pipeline import ActionExecutor  # noqa: E402
+from tools.executor.stores import MemoryIdempotencyStore, MemoryResultCache  # noqa: E402
+from tools.registry.cards import ToolCard, ToolContext  # noqa: E402
 
 ALICE = Context(user_id="u_10001", user_role="customer")
 MESSAGE = "OD-20240618-001 到哪了"

@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 import typer
 
-from tools.settings import Settings, get_settings
+from config.settings import Settings, get_settings
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_SIZE = 1_117_320_768

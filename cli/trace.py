@@ -19,8 +19,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tools.audit import default_audit_path, read_jsonl, read_stream
-from tools.settings import get_settings
+from config.settings import get_settings
+from observability.audit import default_audit_path, read_jsonl, read_stream
 
 Source = Literal["auto", "file", "redis"]
 

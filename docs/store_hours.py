@@ -7,10 +7,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from nodes.tasks import Scenario, SlotResult, Speaker, TaskSpec
+from contract.scenario import Scenario, SlotResult, Speaker, TaskSpec
 from state import AgentState, ToolResult
-from tools.errors import ResourceNotFoundError
-from tools.registry import ToolCard, ToolContext
+from tools.executor.errors import ResourceNotFoundError
+from tools.registry.cards import ToolCard, ToolContext
 
 HOURS = {"北京": "09:00–21:00", "上海": "10:00–22:00"}
 

@@ -17,19 +17,25 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from cli.model import local_base_url
-from cli.weather_server import start_demo_weather_server
+from config.settings import Settings, get_settings
 from graph.builder import build_graph
 from nodes.services import Services
-from nodes.understanding import Understanding
+from observability.audit import AuditLog
 from scenarios import SCENARIOS
-from tools.audit import AuditLog
-from tools.db import Database
-from tools.errors import PermanentToolError, ToolError, TransientToolError
-from tools.executor import ActionExecutor, Decision, ExecutorSettings, PreparedCall, envelope
-from tools.failures import classify, said
-from tools.permissions import Permissions
-from tools.registry import ToolCard, ToolContext, ToolRegistry
-from tools.settings import Settings, get_settings
+from scenarios.weather.demo_server import start_demo_weather_server
+from security.permissions import Permissions
+from storage.db import Database
+from tools.executor.errors import PermanentToolError, ToolError, TransientToolError
+from tools.executor.failures import classify, said
+from tools.executor.pipeline import (
+    ActionExecutor,
+    Decision,
+    ExecutorSettings,
+    PreparedCall,
+    envelope,
+)
+from tools.registry.cards import ToolCard, ToolContext, ToolRegistry
+from understanding.recognizer import Understanding
 
 SEEDS = [scenario.seed for scenario in SCENARIOS if scenario.seed is not None]
 """The shipped scenarios' tables and demo rows."""

@@ -26,11 +26,15 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from nodes.model_understanding import ModelUnderstanding, chat_model_for, options_from_scenarios
-from nodes.tasks import ScenarioSet
-from nodes.understanding import RuleBasedUnderstanding
+from config.settings import get_settings
+from contract.scenario import ScenarioSet
 from scenarios import SCENARIOS
-from tools.settings import get_settings
+from understanding.model_recognizer import (
+    ModelUnderstanding,
+    chat_model_for,
+    options_from_scenarios,
+)
+from understanding.recognizer import RuleBasedUnderstanding
 
 LABELS = Path(__file__).with_name("intents.jsonl")
 UNKNOWN = "UNKNOWN"

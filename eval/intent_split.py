@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from contract.scenario import ScenarioSet
 from eval.intent_accuracy import LABELS, load, measure
-from nodes.tasks import ScenarioSet
-from nodes.understanding import RuleBasedUnderstanding
 from scenarios import SCENARIOS
+from understanding.recognizer import RuleBasedUnderstanding
 
 HOLDOUT = Path(__file__).with_name("intents_holdout.jsonl")
 HELD_OUT_EVERY = 5

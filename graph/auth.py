@@ -1,7 +1,7 @@
 """Custom authentication and thread ownership for the served API (``langgraph dev``).
 
 Registered in ``langgraph.json`` as ``"auth": {"path": "./graph/auth.py:auth"}``. Every request
-must carry a token from ``reach token`` (``tools.tokens``), either as
+must carry a token from ``reach token`` (``security.tokens``), either as
 ``Authorization: Bearer <token>`` or as ``x-api-key: <token>`` (the header agent-chat-ui's API
 key field sends). Without a valid one the server answers 401. The verified user reaches the
 graph as ``config["configurable"]["langgraph_auth_user"]``; ``nodes.common.context_of`` takes
@@ -33,11 +33,11 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
+from contract.scenario import ScenarioSet
 from graph.intake import tokenize_run
-from nodes.tasks import ScenarioSet
 from scenarios import SCENARIOS
-from tools.permissions import ROLES, Permissions
-from tools.tokens import InvalidToken, read_token
+from security.permissions import ROLES, Permissions
+from security.tokens import InvalidToken, read_token
 
 PERMISSIONS = Permissions.merged(ScenarioSet(SCENARIOS).grants())
 """What each role may do, from the shipped scenarios' grants."""

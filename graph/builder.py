@@ -19,9 +19,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from contract.scenario import Scenario
 from graph.checkpoint.compress import protect
 from graph.job_followup import ThreadActivity, follow_up_on_thread
 from graph.resume import checked
+from jobs.bodies import JOBS
 from nodes.clarify import make_clarify_node
 from nodes.compact import unpinning_tools, with_compaction
 from nodes.fusion import continued
@@ -45,13 +47,11 @@ from nodes.routing import (
 )
 from nodes.services import Services
 from nodes.slot_filling import make_slot_filling_node
-from nodes.tasks import Scenario
 from nodes.tool import make_tool_node
+from observability.trace_callbacks import trace_callbacks
 from scenarios import SCENARIOS
 from state import AgentState, Context
-from tools.job_bodies import JOBS
-from tools.trace_callbacks import trace_callbacks
-from tools.transcript import TranscriptStore, open_transcript_store
+from storage.transcript import TranscriptStore, open_transcript_store
 
 _PAIRS = {"intent": "slot_filling", "tool": "reply"}
 """The node whose superstep another may share, mapped to that node (``nodes.fusion``)."""
@@ -192,7 +192,7 @@ def build_graph(
         scenarios: The capabilities to serve; every shipped scenario when omitted.
         services: Understanding, tools and data; built from ``options`` when omitted.
         transcript: Where messages older than the state keeps go; the configured store
-            (``tools.transcript.open_transcript_store``) when omitted.
+            (``storage.transcript.open_transcript_store``) when omitted.
         same_step: The nodes that run in the superstep of the node before them when its
             edge leads to them (``SAME_STEP``; empty: every node its own superstep). A node
             an ``interrupt_before`` or ``interrupt_after`` would pause next to is kept apart.

@@ -15,8 +15,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
+from contract.scenario import Scenario, ScenarioSet
 from nodes.slot_filling import plan_tool_calls
-from nodes.tasks import Scenario, ScenarioSet
 from scenarios import SCENARIOS
 from state import Context
 

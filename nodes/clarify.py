@@ -8,10 +8,10 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from contract.scenario import ScenarioSet
 from nodes.common import Node, context_of, protocol_message
-from nodes.prompts import Voice
 from nodes.services import Services
-from nodes.tasks import ScenarioSet
+from nodes.wording import Voice
 from state import AgentState, Context
 
 

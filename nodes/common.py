@@ -11,6 +11,7 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from security.permissions import ROLES
 from state import (
     AgentState,
     Context,
@@ -18,9 +19,8 @@ from state import (
     ProtocolMessage,
     ToolResult,
 )
-from tools.guards import TaskHistory
-from tools.permissions import ROLES
-from tools.registry import ToolContext
+from tools.executor.guards import TaskHistory
+from tools.registry.cards import ToolContext
 
 if TYPE_CHECKING:
     from nodes.services import Services

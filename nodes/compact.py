@@ -5,7 +5,7 @@ every protocol message in every checkpoint, and every turn would pay to copy, se
 write them. At the end of each turn the state keeps what the next turn needs: the last
 ``keep_turns`` turns of messages, the last ``keep_protocol`` protocol messages, and a short
 rule-based summary of the turns before. What leaves the state is first appended to the
-transcript store (``tools.transcript``), so nothing is lost: ``full_transcript`` joins the
+transcript store (``storage.transcript``), so nothing is lost: ``full_transcript`` joins the
 two.
 
 Compaction rides on the nodes that end a turn (reply, clarify, handoff) instead of being a
@@ -39,9 +39,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from nodes.common import Node, message_text, session_id
+from security.pii import mask_pii
 from state import AgentState, Context, ConversationSummary, append_protocol
-from tools.pii import mask_pii
-from tools.transcript import TranscriptEntry, TranscriptStore, entry_key
+from storage.transcript import TranscriptEntry, TranscriptStore, entry_key
 
 if TYPE_CHECKING:
     from nodes.services import Services

@@ -26,10 +26,10 @@ from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-from nodes.prompts import GENERIC
-from tools.executor import Decision, PreparedCall
-from tools.pii import mask_pii
-from tools.vault import TOKEN_PREFIX
+from nodes.wording import GENERIC
+from security.pii import mask_pii
+from security.vault import TOKEN_PREFIX
+from tools.executor.pipeline import Decision, PreparedCall
 from understanding.yesno import read_answer
 
 HITLDecisionType = Literal["approve", "edit", "reject", "respond"]

@@ -1,7 +1,7 @@
 """Hand-off: a person takes over when a tool keeps failing, or when the user asks for one.
 
 It never pretends success: it says what the failure was, in the one generic sentence of its
-class (``tools.failures``), then that a person takes over.
+class (``tools.executor.failures``), then that a person takes over.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from nodes.acts import EVIDENCE_PREFIX, HANDED_OVER
 from nodes.common import Node, protocol_message
-from nodes.prompts import Voice
 from nodes.services import Services
+from nodes.wording import Voice
 from state import AgentState, Context
-from tools.failures import classify
+from tools.executor.failures import classify
+from understanding.acts import EVIDENCE_PREFIX, HANDED_OVER
 
 
 def _asked_for(state: AgentState) -> tuple[str, str] | None:

@@ -15,7 +15,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from nodes.acts import EVIDENCE_PREFIX
+from config.limits import too_long, too_long_reply
+from contract.scenario import UNKNOWN
 from nodes.common import (
     Node,
     context_of,
@@ -27,17 +28,16 @@ from nodes.common import (
     session_id,
 )
 from nodes.pending import closed_calls, set_aside_messages
-from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.slot_filling import vault_sensitive
-from nodes.tasks import UNKNOWN
-from nodes.understanding import detect_language
+from nodes.wording import Voice
+from security.intake import intake_findings, mask_user_codes, revealed, tokenize_text
+from security.vault import IdentityVault
 from state import AgentState, Context, Overwrite, TaskFrame
-from tools.intake import intake_findings, mask_user_codes, revealed, tokenize_text
-from tools.limits import too_long, too_long_reply
-from tools.vault import IdentityVault
+from understanding.acts import EVIDENCE_PREFIX
 from understanding.commands import Reading, records
 from understanding.engine import Active, Plan, plan
+from understanding.recognizer import detect_language
 from understanding.view import view_of
 
 _DECISION_RECORD = ("intent", "confidence", "intent_evidence", "decision")

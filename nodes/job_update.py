@@ -19,10 +19,10 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from jobs.bodies import JOBS, describe_job
 from nodes.common import Node, context_of, protocol_message
 from nodes.services import Services
 from state import AgentState, Context
-from tools.job_bodies import JOBS, describe_job
 
 PREFIX = {"zh": "后台任务 {job_id}：", "en": "Background job {job_id}: "}
 

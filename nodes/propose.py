@@ -15,12 +15,12 @@ from langgraph.runtime import Runtime
 
 from nodes.common import Node, tool_context
 from nodes.confirmation import confirmation_request
-from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.slot_filling import display_values
 from nodes.tool import changes_said
+from nodes.wording import Voice
 from state import AgentState, Context, PendingConfirmation
-from tools.executor import PreparedCall
+from tools.executor.pipeline import PreparedCall
 
 
 def make_propose_node(services: Services) -> Node:

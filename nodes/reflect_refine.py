@@ -13,15 +13,15 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from contract.scenario import UNKNOWN, TaskSpec
 from nodes.common import Node, context_of, latest_user_message, message_text, protocol_message
-from nodes.model_critique import Critique, critique_failure
-from nodes.model_planner import evidence_names, scenario_cards
 from nodes.services import Services
 from nodes.slot_filling import vault_sensitive
-from nodes.tasks import UNKNOWN, TaskSpec
+from security.intake import revealed
 from state import AgentState, Context, Overwrite, ToolResult
-from tools.intake import revealed
 from understanding.commands import SetSlot, records
+from understanding.critique import Critique, critique_failure
+from understanding.planner import evidence_names, scenario_cards
 from understanding.view import view_of
 
 

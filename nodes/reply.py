@@ -2,7 +2,7 @@
 
 Replies are built from the envelope's data by the describer the tool's scenario declares.
 Raw JSON and internal error text never reach the user; a missing resource is said to be
-missing, and nothing is invented. What a failure means is said once, in ``tools.failures``:
+missing, and nothing is invented. What a failure means is said once, in ``tools.executor.failures``:
 a describer words its tool's successes, its not-found and its domain refusals, nothing else;
 every other class (switched off, unavailable, unknown outcome, declined ...) gets the one
 generic sentence, whatever the tool, and so does a failure a describer does not know.
@@ -18,15 +18,15 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
+from contract.scenario import ScenarioSet
 from nodes.common import Node, context_of, message_text, protocol_message
-from nodes.model_reply import phrase_reply
-from nodes.prompts import Voice
 from nodes.services import Services
-from nodes.tasks import ScenarioSet
+from nodes.wording import Voice
+from security.untrusted import withhold_flagged
 from state import AgentState, Context, TaskFrame, ToolResult
-from tools.failures import MEANINGS, classify, reference, said
-from tools.untrusted import withhold_flagged
+from tools.executor.failures import MEANINGS, classify, reference, said
 from understanding.engine import next_frame
+from understanding.model_reply import phrase_reply
 
 _log = logging.getLogger(__name__)
 

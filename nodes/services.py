@@ -11,26 +11,26 @@ from typing import Any
 
 from redis import Redis
 
-from nodes.model_understanding import (
+from config.settings import Settings, get_settings
+from contract.scenario import UNKNOWN, Scenario, ScenarioSet
+from observability.audit import AuditLog
+from security.permissions import Permissions
+from storage.db import Database, data_dir
+from tools.executor.admission import RedisAdmission
+from tools.executor.guards import CircuitBreakers, RateLimiter
+from tools.executor.pipeline import ActionExecutor, ExecutorSettings
+from tools.executor.stores import MemoryResultCache, SQLiteIdempotencyStore
+from tools.registry.cards import ToolCard, ToolRegistry
+from tools.registry.lifecycle import lifecycle_from_settings
+from understanding.generator import CommandGenerator
+from understanding.model_recognizer import (
     build_understanding,
     chat_model_for,
     node_choice,
     parse_choice,
 )
-from nodes.tasks import UNKNOWN, Scenario, ScenarioSet
-from nodes.understanding import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, Understanding
-from tools.admission import RedisAdmission
-from tools.audit import AuditLog
-from tools.db import Database, data_dir
-from tools.executor import ActionExecutor, ExecutorSettings
-from tools.guards import CircuitBreakers, RateLimiter
-from tools.lifecycle import lifecycle_from_settings
-from tools.permissions import Permissions
-from tools.plans import PlanCache, plan_cache
-from tools.registry import ToolCard, ToolRegistry
-from tools.settings import Settings, get_settings
-from tools.stores import MemoryResultCache, SQLiteIdempotencyStore
-from understanding.generator import CommandGenerator
+from understanding.plans import PlanCache, plan_cache
+from understanding.recognizer import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, Understanding
 from understanding.rules import RuleCommandGenerator
 
 MAIN_AGENT = "main"

@@ -9,6 +9,7 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
+from contract.scenario import HINT_CHARS, Offer, TaskSpec
 from nodes.common import (
     Node,
     context_of,
@@ -17,14 +18,13 @@ from nodes.common import (
     protocol_message,
     tool_context,
 )
-from nodes.model_planner import ModelPlan, evidence_names, plan_with_model, scenario_cards
 from nodes.plan_cache import cached_calls
-from nodes.prompts import Voice
 from nodes.services import Services
-from nodes.tasks import HINT_CHARS, Offer, TaskSpec
+from nodes.wording import Voice
+from security.intake import revealed
+from security.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
 from state import AgentState, Context, Overwrite, ToolCall, ToolResult
-from tools.intake import revealed
-from tools.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
+from understanding.planner import ModelPlan, evidence_names, plan_with_model, scenario_cards
 
 MASKED_SUFFIX = "_masked"
 """``<slot>_masked`` holds what a person may be shown of a vaulted slot."""

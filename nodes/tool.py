@@ -25,12 +25,12 @@ from nodes.common import (
     tool_context,
 )
 from nodes.plan_cache import learn_from_results
-from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.slot_filling import display_values
+from nodes.wording import Voice
 from state import AgentState, Context, ProtocolMessage, ToolCall, ToolResult
-from tools.client_view import client_view
-from tools.guards import TaskHistory
+from tools.executor.client_view import client_view
+from tools.executor.guards import TaskHistory
 
 
 def make_tool_node(services: Services) -> Node:

@@ -1,4 +1,4 @@
-"""The shipped scenarios, each a folder behind the ``nodes.tasks.Scenario`` contract.
+"""The shipped scenarios, each a folder behind the ``contract.scenario.Scenario`` contract.
 
 ``SCENARIOS`` is what ``build_graph`` serves by default; pass ``scenarios=[...]`` to serve a
 subset, or to add your own.
@@ -6,7 +6,7 @@ subset, or to add your own.
 
 from __future__ import annotations
 
-from nodes.tasks import Scenario
+from contract.scenario import Scenario
 from scenarios.appointment import SCENARIO as APPOINTMENT
 from scenarios.delivery import SCENARIO as DELIVERY
 from scenarios.flights import SCENARIO as FLIGHTS

@@ -8,7 +8,7 @@ into a grammar). One call a turn is the budget: on CPU each costs the user secon
 Everything the model says is untrusted and checked before the engine sees it:
 
 - a task must be one the scenarios serve; a slot one of that task's;
-- a slot value must be evidenced by the message (``nodes.model_understanding.slot_supported``)
+- a slot value must be evidenced by the message (``understanding.model_recognizer.slot_supported``)
   and is then normalized by the scenario's own extractor ("50" → 5000 cents, "21号" → a
   date); a secret (PIN, ID number) only ever comes from the rules, and an on-request slot
   (a notification) only when the rules heard it asked for;
@@ -32,19 +32,8 @@ from typing import Any, Literal, get_args
 
 from langgraph.errors import GraphBubbleUp
 
-from nodes.model_understanding import (
-    P_NO_LOGPROBS,
-    chat_model_for,
-    describe_error,
-    evidence_confidence,
-    label_probability,
-    normalize,
-    parse_choice,
-    slot_supported,
-)
-from nodes.tasks import ScenarioSet
-from nodes.understanding import IntentResult
-from tools.pii import mask_pii
+from contract.scenario import ScenarioSet
+from security.pii import mask_pii
 from understanding.commands import (
     Cancel,
     CannotTell,
@@ -59,6 +48,17 @@ from understanding.commands import (
     Start,
 )
 from understanding.generator import CommandGenerator
+from understanding.model_recognizer import (
+    P_NO_LOGPROBS,
+    chat_model_for,
+    describe_error,
+    evidence_confidence,
+    label_probability,
+    normalize,
+    parse_choice,
+    slot_supported,
+)
+from understanding.recognizer import IntentResult
 from understanding.rules import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 

@@ -1,8 +1,8 @@
 """The rule generator: the scenarios' cues and extractors, read as commands.
 
 It is Rasa CALM's NLU-only adapter in our terms: the cue scoring of
-``nodes.understanding.RuleBasedUnderstanding`` says which task a clause asks for, the
-scenario's slot extractor what it gives, ``nodes.acts`` the courtesies and requests for a
+``understanding.recognizer.RuleBasedUnderstanding`` says which task a clause asks for, the
+scenario's slot extractor what it gives, ``understanding.acts`` the courtesies and requests for a
 person, and ``understanding.yesno`` a yes, a no or a correction. What comes out is the same
 command language the model generator speaks; the engine applies either.
 
@@ -21,9 +21,8 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
-from nodes.acts import is_follow_up, read_act
-from nodes.tasks import UNKNOWN, ScenarioSet, SlotResult
-from nodes.understanding import IntentResult, RuleBasedUnderstanding, detect_language
+from contract.scenario import UNKNOWN, ScenarioSet, SlotResult
+from understanding.acts import is_follow_up, read_act
 from understanding.commands import (
     Cancel,
     CannotTell,
@@ -37,6 +36,7 @@ from understanding.commands import (
     SetSlot,
     Start,
 )
+from understanding.recognizer import IntentResult, RuleBasedUnderstanding, detect_language
 from understanding.split import clauses
 from understanding.view import MASKED_SUFFIX, DialogueView, TaskView
 from understanding.yesno import corrected_part, is_correction, is_firm_no, read_answer

@@ -2,13 +2,13 @@
 
 A user's message enters the checkpoint as the turn's input before any node runs, so masking
 in nodes comes too late. This serializer masks what the inner serializer wrote with the
-project's one detector (``tools.pii.find_pii``), so every spelling the transfer extractor
+project's one detector (``security.pii.find_pii``), so every spelling the transfer extractor
 understands ("Passcode is 123456", "Pin: 123456", full-width digits, an ID with spaces) is
 masked here too.
 
 A msgpack blob is masked string by string (``mask_msgpack``): each string is checked on its
 own, so framing bytes can never join two strings, or a length byte and a string, into one
-match, and a string seen clean before costs one look-up (``tools.pii`` remembers clean texts).
+match, and a string seen clean before costs one look-up (``security.pii`` remembers clean texts).
 Other blobs (raw bytes) are masked in place, keeping their length. Phone numbers are left
 alone here (a contact number may be a slot a tool needs); protocol messages mask them. Slot
 filling has already moved ID numbers and PINs into the identity vault, so nothing a node
@@ -27,9 +27,9 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_KW_ARGS, JsonPlusSerializer
 from langgraph.types import Overwrite
 
-from tools.intake import mask_user_codes
-from tools.limits import pairs_before
-from tools.pii import (
+from config.limits import pairs_before
+from security.intake import mask_user_codes
+from security.pii import (
     Kind,
     could_hold,
     could_hold_utf8,

@@ -13,14 +13,14 @@ from langgraph.runtime import Runtime
 
 from nodes.actions import confirm_then_run
 from nodes.common import Node, context_of, protocol_message, tool_context
-from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.tool import changes_said, reread
+from nodes.wording import Voice
 from scenarios.appointment.tools import in_period, patient_name
 from scenarios.appointment.wording import department_label
 from state import AgentState, Context, ToolResult
-from tools.executor import Decision
-from tools.failures import classify
+from tools.executor.failures import classify
+from tools.executor.pipeline import Decision
 
 AGENT = "appointment"
 """The node name of the appointment agent in the main graph."""

@@ -14,14 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from nodes.tasks import HINT_CHARS, Offer, Speaker
+from contract.scenario import HINT_CHARS, Offer, Speaker
 from scenarios.appointment.understanding import DEPARTMENTS
 from scenarios.appointment.wording import appointment_offer
 from scenarios.dates import find_date
 from state import ToolResult
-from tools.errors import ResourceNotFoundError
-from tools.failures import classify
-from tools.registry import ToolCard, ToolContext
+from tools.executor.errors import ResourceNotFoundError
+from tools.executor.failures import classify
+from tools.registry.cards import ToolCard, ToolContext
 
 APPOINTMENT_ID_PATTERN = r"AP-[0-9A-F]{8}"
 UPCOMING = 5

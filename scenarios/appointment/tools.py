@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.db import Database
-from tools.errors import ResourceNotFoundError, TransientToolError, UserFixableError
-from tools.registry import ToolCard, ToolContext
+from storage.db import Database
+from tools.executor.errors import ResourceNotFoundError, TransientToolError, UserFixableError
+from tools.registry.cards import ToolCard, ToolContext
 
 HOLD_SECONDS = 300
 

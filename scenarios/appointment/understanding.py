@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
-from nodes.tasks import Cues, SlotResult
-from nodes.text_match import normalize
+from contract.scenario import Cues, SlotResult
+from contract.text_match import normalize
 from scenarios.dates import find_date, is_past
 
 CUES: dict[str, Cues] = {

@@ -27,13 +27,13 @@ from pydantic import (
     model_validator,
 )
 
-from nodes.tasks import Cues, Describer, SlotResult, Speaker, Wording
+from contract.scenario import Cues, Describer, SlotResult, Speaker, Wording
+from jobs.bodies import JOBS, RunnerSource, job_database, runner_of, start_job
+from jobs.runner import JobBody, JobContext, JobRunner
 from state import AgentState, ToolResult
-from tools.db import Database, Ledger
-from tools.errors import UserFixableError
-from tools.job_bodies import JOBS, RunnerSource, job_database, runner_of, start_job
-from tools.jobs import JobBody, JobContext, JobRunner
-from tools.registry import ToolCard, ToolContext
+from storage.db import Database, Ledger
+from tools.executor.errors import UserFixableError
+from tools.registry.cards import ToolCard, ToolContext
 
 KIND = "send_bulk_notification"
 JOB_ITEMS_SCHEMA = """

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from nodes.tasks import Offer, Speaker
+from contract.scenario import Offer, Speaker
 from scenarios.delivery.wording import order_offer
 from state import ToolResult
-from tools.failures import classify
+from tools.executor.failures import classify
 
 
 def suggest_order(

@@ -14,9 +14,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from nodes.tasks import HINT_CHARS
-from tools.errors import HandoffRequired, ResourceNotFoundError, UserFixableError
-from tools.registry import ToolCard, ToolContext
+from contract.scenario import HINT_CHARS
+from tools.executor.errors import HandoffRequired, ResourceNotFoundError, UserFixableError
+from tools.registry.cards import ToolCard, ToolContext
 
 ORDER_ID_PATTERN = r"^(OD-\d{8}-\d{3}|\d{9,12})$"
 REFUND_HANDOFF_CENTS = 10_000

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.errors import ResourceNotFoundError
-from tools.job_bodies import JOBS, JobRef, RunnerSource, describe_job, latest_job, runner_of
-from tools.jobs import Job
-from tools.registry import ToolCard, ToolContext
+from jobs.bodies import JOBS, JobRef, RunnerSource, describe_job, latest_job, runner_of
+from jobs.runner import Job
+from tools.executor.errors import ResourceNotFoundError
+from tools.registry.cards import ToolCard, ToolContext
 
 
 def job_status_card(runner: RunnerSource = JOBS.runner_for) -> ToolCard:

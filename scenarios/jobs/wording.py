@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes.tasks import Describer, Speaker, Wording
+from contract.scenario import Describer, Speaker, Wording
+from jobs.bodies import describe_job
+from jobs.runner import Job
 from state import AgentState, ToolResult
-from tools.job_bodies import describe_job
-from tools.jobs import Job
 
 WORDING: Wording = {
     "intent.CHECK_JOB": {"zh": "查询后台任务进度", "en": "check a background job"},

@@ -3,7 +3,7 @@
 ``export_sales`` is the plain body (testable with just the business database);
 ``export_sales_job`` runs it under a ``JobRunner``; ``export_card`` is the card whose handler
 starts the job and returns its id at once. ``SALES_JOB_TOOLS`` is that card on the
-process's job hub (``tools.job_bodies.JOBS``), as the scenario declares it; the
+process's job hub (``jobs.bodies.JOBS``), as the scenario declares it; the
 ``EXPORT_SALES`` task's cues, month extractor, wording and describer are here too, so the
 scenario's ``__init__`` only merges them with the sales questions'.
 """
@@ -20,11 +20,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from nodes.tasks import Cues, Describer, SlotResult, Speaker, Wording
-from state import AgentState, ToolResult
-from tools.db import Database
-from tools.errors import UserFixableError
-from tools.job_bodies import (
+from contract.scenario import Cues, Describer, SlotResult, Speaker, Wording
+from jobs.bodies import (
     JOBS,
     STARTED_MESSAGE,
     RunnerSource,
@@ -33,8 +30,11 @@ from tools.job_bodies import (
     runner_of,
     start_job,
 )
-from tools.jobs import JobBody, JobContext, JobRunner
-from tools.registry import ToolCard, ToolContext
+from jobs.runner import JobBody, JobContext, JobRunner
+from state import AgentState, ToolResult
+from storage.db import Database
+from tools.executor.errors import UserFixableError
+from tools.registry.cards import ToolCard, ToolContext
 
 KIND = "export_sales"
 EXPORT_COLUMNS = ("sale_id", "product", "month", "day", "quantity", "amount_cents")

@@ -1,7 +1,7 @@
 """Read-only questions about sales: a question becomes SQL, the SQL is proven safe, then run.
 
 Offline, rules turn the question into SQL. Whatever produced it, the SQL must pass
-``tools.sql_guard`` (one SELECT over ``sales``, no hidden column such as cost price), and it
+``security.sql_guard`` (one SELECT over ``sales``, no hidden column such as cost price), and it
 runs on a read-only connection, with parameters and a row limit.
 """
 
@@ -15,11 +15,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from scenarios.dates import EN_MONTHS
-from tools import readonly_sql
-from tools.db import Database
-from tools.errors import PermanentToolError, UserFixableError
-from tools.registry import ToolCard, ToolContext
-from tools.sql_guard import SqlPolicy
+from security import readonly_sql
+from security.sql_guard import SqlPolicy
+from storage.db import Database
+from tools.executor.errors import PermanentToolError, UserFixableError
+from tools.registry.cards import ToolCard, ToolContext
 
 SALES_POLICY = SqlPolicy(
     tables=frozenset({"sales"}),

@@ -18,12 +18,12 @@ from langgraph.runtime import Runtime
 
 from nodes.actions import confirm_then_run
 from nodes.common import Node, context_of, protocol_message, tool_context
-from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.tool import changes_said, reread
+from nodes.wording import Voice
 from scenarios.transfer.tools import payer_account
 from state import AgentState, Context, ToolResult, append_protocol, append_results
-from tools.executor import envelope
+from tools.executor.pipeline import envelope
 
 AGENT = "finance"
 """The node name of the finance agent in the main graph."""

@@ -18,11 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scenarios.delivery.tools import order_owner
 from scenarios.transfer.seed import pin_hash
-from tools.db import Database, amend_write
-from tools.errors import CompensatedError, ResourceNotFoundError, UserFixableError
-from tools.registry import ToolCard, ToolContext
-from tools.types import PositiveCents
-from tools.vault import TOKEN_PREFIX, IdentityVault
+from security.vault import TOKEN_PREFIX, IdentityVault
+from storage.db import Database, amend_write
+from tools.executor.errors import CompensatedError, ResourceNotFoundError, UserFixableError
+from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.types import PositiveCents
 
 RISK_REVIEW_THRESHOLD = 0.7
 LARGE_TRANSFER_CENTS = 200_000

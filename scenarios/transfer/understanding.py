@@ -9,9 +9,9 @@ from typing import Any
 
 import cn2an
 
-from nodes.tasks import Beyond, Cues, SlotResult
-from tools.pii import bare_code, find_pin
-from tools.pii import normalize as normalize_digits
+from contract.scenario import Beyond, Cues, SlotResult
+from security.pii import bare_code, find_pin
+from security.pii import normalize as normalize_digits
 
 CUES: dict[str, Cues] = {
     "TRANSFER_MONEY": (

@@ -14,9 +14,9 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scenarios.gazetteer import normalize_city
-from tools.errors import PermanentToolError, ResourceNotFoundError, TransientToolError
-from tools.registry import ToolCard, ToolContext
-from tools.types import FiniteFloat
+from tools.executor.errors import PermanentToolError, ResourceNotFoundError, TransientToolError
+from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.types import FiniteFloat
 
 
 class CityQuery(BaseModel):

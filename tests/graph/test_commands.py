@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from cli.weather_server import start_demo_weather_server
+from jobs.bodies import JOBS
 from scenarios import SCENARIOS
+from scenarios.weather.demo_server import start_demo_weather_server
 from state import Context
 from tests.conftest import ALICE, fast_executor
 from tests.helpers import set_env
-from tools.job_bodies import JOBS
 
 pytestmark = pytest.mark.integration
 

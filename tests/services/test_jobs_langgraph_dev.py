@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_sync_client
 
+from jobs.runner import Job, JobRunner, LangGraphRunNotifier, SQLiteJobStore
 from scenarios.sales.jobs import sales_job_tools
 from tests.helpers import open_database
 from tests.services.langgraph_server import langgraph_dev
 from tests.services.test_langgraph_dev import token_for
-from tools.jobs import Job, JobRunner, LangGraphRunNotifier, SQLiteJobStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

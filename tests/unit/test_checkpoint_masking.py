@@ -16,7 +16,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import Overwrite
 
-import tools.pii as pii
+import security.pii as pii
 from graph.checkpoint.masking import (
     CHECKPOINT_KINDS,
     CleanBlobs,
@@ -25,7 +25,7 @@ from graph.checkpoint.masking import (
     is_checkpoint_record,
     mask_msgpack,
 )
-from tools.pii import _find_all, find_pii, mask_pii, mask_text
+from security.pii import _find_all, find_pii, mask_pii, mask_text
 
 ID_NUMBER = "110101199003071231"
 SERDE = MaskingSerializer(JsonPlusSerializer())

@@ -11,8 +11,8 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
+from contract.scenario import ScenarioSet
 from nodes.routing import MAX_TASK_STEPS, Through, route_after_intent, route_after_tool
-from nodes.tasks import ScenarioSet
 from scenarios import SCENARIOS
 from state import REDUCERS, AgentState, Overwrite, applied, in_one_write
 

@@ -15,9 +15,9 @@ from pydantic import BaseModel, ValidationError
 
 from state import MAX_PROTOCOL_BYTES, append_protocol
 from tests.helpers import default_registry
-from tools.executor import ActionExecutor, ExecutorSettings, PreparedCall
-from tools.parsing import ArgumentParseError, argument_problem, parse_arguments
-from tools.registry import ToolContext, ToolRegistry
+from tools.executor.parsing import ArgumentParseError, argument_problem, parse_arguments
+from tools.executor.pipeline import ActionExecutor, ExecutorSettings, PreparedCall
+from tools.registry.cards import ToolContext, ToolRegistry
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CTX = ToolContext(user_id="u_10001", user_role="admin", session_id="s", task_id="t")

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.limits import (
+from config.limits import (
     MAX_DEPTH,
     MAX_ITEMS,
     MAX_STRING_CHARS,

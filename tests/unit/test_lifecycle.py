@@ -9,19 +9,19 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.tools_cmd import tools_app
+from config.settings import get_settings
+from observability.audit import AuditLog
+from storage.kv import SQLiteKV
 from tests.helpers import default_registry
-from tools.audit import AuditLog
-from tools.executor import ActionExecutor
-from tools.failures import classify
-from tools.kv import SQLiteKV
-from tools.lifecycle import (
+from tools.executor.failures import classify
+from tools.executor.pipeline import ActionExecutor
+from tools.registry.cards import ToolContext, ToolRegistry
+from tools.registry.lifecycle import (
     ToolLifecycle,
     TransitionRefusedError,
     read_audit_records,
     tool_coverage,
 )
-from tools.registry import ToolContext, ToolRegistry
-from tools.settings import get_settings
 
 
 class Today:
@@ -38,7 +38,7 @@ def shared_registries(tmp_path: Path, today: Today | None = None, audit: AuditLo
     for _ in range(2):
         registry = default_registry()
         registry.lifecycle = ToolLifecycle(
-            SQLiteKV(tmp_path / "tools.db", "tools"), audit=audit, today=today or date.today
+            SQLiteKV(tmp_path / "storage.db", "tools"), audit=audit, today=today or date.today
         )
         out.append(registry)
     return out

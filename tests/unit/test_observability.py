@@ -8,11 +8,11 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from prometheus_client.parser import text_string_to_metric_families
 
-import tools.trace_callbacks as trace_callbacks
-from tools.audit import AuditLog, RedisStreamSink, read_stream
-from tools.guards import CircuitBreakers
-from tools.metrics import Metrics, Tally, percentile, render_latest
-from tools.trace_callbacks import TraceRecorder, _jsonable, rolled_back, shape_of
+import observability.trace_callbacks as trace_callbacks
+from observability.audit import AuditLog, RedisStreamSink, read_stream
+from observability.metrics import Metrics, Tally, percentile, render_latest
+from observability.trace_callbacks import TraceRecorder, _jsonable, rolled_back, shape_of
+from tools.executor.guards import CircuitBreakers
 
 VALID_ID = "110101199001011237"
 

@@ -8,7 +8,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.pii import (
+from security.pii import (
     _ALL_KINDS,
     _CHANGED_BY_NFKC,
     _DIGIT_IMAGE,

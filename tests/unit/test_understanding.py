@@ -7,18 +7,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nodes.tasks import ScenarioSet
-from nodes.text_match import normalize, sound_alike
-from nodes.understanding import (
+from contract.scenario import ScenarioSet
+from contract.text_match import normalize, sound_alike
+from scenarios import SCENARIOS
+from scenarios.appointment.understanding import extract as appointment_extract
+from scenarios.flights.understanding import extract as flights_extract
+from scenarios.transfer.understanding import extract as transfer_extract
+from understanding.recognizer import (
     CONFIDENCE_THRESHOLD,
     RuleBasedUnderstanding,
     _Matcher,
     detect_language,
 )
-from scenarios import SCENARIOS
-from scenarios.appointment.understanding import extract as appointment_extract
-from scenarios.flights.understanding import extract as flights_extract
-from scenarios.transfer.understanding import extract as transfer_extract
 
 U = RuleBasedUnderstanding(ScenarioSet(SCENARIOS))
 

@@ -11,7 +11,7 @@ checkpoint, its blobs, its index entry and the TTL refresh land together or not 
 checkpoints.
 
 Replies read later. On a standalone client ``put`` and ``put_writes`` (and ``aput``,
-``aput_writes``) return once their call is sent (``tools.redis_direct``); the reply is read
+``aput_writes``) return once their call is sent (``storage.redis_direct``); the reply is read
 by the next call on that connection (async: by a task of the loop). Every read and every
 long-path write (``get_tuple``, ``list``, ``delete_thread``, ``copy_thread``, ``prune``, ...)
 first reads all owed replies (``flush`` / ``aflush``), so this process reads its own
