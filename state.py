@@ -54,7 +54,6 @@ from config.limits import (
     json_safe,
 )
 from security.pii import mask_pii
-from understanding.commands import CommandRecord
 
 MAX_PROTOCOL_BYTES = 5 * 1024
 """The design's ceiling for one protocol message, measured as UTF-8 JSON."""
@@ -628,6 +627,36 @@ class ConversationSummary(TypedDict):
     """One line per turn for the most recent of them, rule-based."""
 
 
+CommandKind = Literal[
+    "start",
+    "set",
+    "correct",
+    "cancel",
+    "confirm",
+    "reject",
+    "clarify",
+    "chitchat",
+    "handoff",
+    "cannot_tell",
+]
+"""What a command does; the command language is ``understanding.commands``."""
+
+
+class CommandRecord(TypedDict):
+    """A command as the state, the protocol and the trace keep it (JSON)."""
+
+    kind: CommandKind
+    confidence: float
+    evidence: list[str]
+    intent: NotRequired[str | None]
+    slots: NotRequired[dict[str, Any]]
+    after: NotRequired[str | None]
+    intents: NotRequired[list[str]]
+    act: NotRequired[str]
+    reason: NotRequired[str]
+    request: NotRequired[str | None]
+
+
 class AgentState(TypedDict, total=False):
     """What moves through the graph. Nodes return only the keys they change."""
 
@@ -827,6 +856,8 @@ __all__ = [
     "MAX_PROTOCOL_FIELD_BYTES",
     "REFUSE_OVERSIZE",
     "AgentState",
+    "CommandKind",
+    "CommandRecord",
     "Context",
     "JobUpdate",
     "ConversationSummary",

@@ -163,10 +163,20 @@ class Settings(BaseSettings):
     """Where learned plans live; ``None``: Redis when ``redis_url`` is set, else memory."""
 
 
+LOCAL_MODEL_NAME = "qwen2.5-coder-1.5b-instruct"
+"""The name the local server is asked for (llama-server serves whatever it loaded)."""
+
+
+def local_base_url(settings: Settings | None = None) -> str:
+    """The OpenAI-compatible URL of the local model server (``reach model serve``)."""
+    settings = settings or get_settings()
+    return f"http://127.0.0.1:{settings.local_model_port}/v1"
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """Return the process's settings, parsed from the environment on first use."""
     return Settings()
 
 
-__all__ = ["SecretStr", "Settings", "get_settings"]
+__all__ = ["LOCAL_MODEL_NAME", "SecretStr", "Settings", "get_settings", "local_base_url"]

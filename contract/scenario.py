@@ -21,8 +21,6 @@ from contract.text_match import normalize
 if TYPE_CHECKING:
     import sqlite3
 
-    from nodes.common import Node
-    from nodes.services import Services
     from state import AgentState, ToolResult
     from tools.executor.failures import Outcome
     from tools.registry.cards import ToolCard
@@ -148,8 +146,10 @@ class Describer(Protocol):
         ...
 
 
-AgentFactory = Callable[["Services"], "Node"]
-"""Builds a sub-agent node (a compiled subgraph behind a hand-off node)."""
+AgentFactory = Callable[[Any], Callable[..., Any]]
+"""Builds a sub-agent node (a compiled subgraph behind a hand-off node) from the graph's
+``nodes.services.Services``. Typed ``Any`` here because the contract sits below the nodes: a
+scenario's factory is typed precisely where it is written (``scenarios/*/agent.py``)."""
 
 
 @dataclass(frozen=True, kw_only=True)

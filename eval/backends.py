@@ -16,8 +16,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from cli.model import local_base_url
-from config.settings import Settings, get_settings
+from config.settings import Settings, get_settings, local_base_url
 from graph.builder import build_graph
 from nodes.services import Services
 from observability.audit import AuditLog

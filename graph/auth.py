@@ -37,7 +37,7 @@ from contract.scenario import ScenarioSet
 from graph.intake import tokenize_run
 from scenarios import SCENARIOS
 from security.permissions import ROLES, Permissions
-from security.tokens import InvalidToken, read_token
+from security.tokens import InvalidToken, read_token, token_from_headers
 
 PERMISSIONS = Permissions.merged(ScenarioSet(SCENARIOS).grants())
 """What each role may do, from the shipped scenarios' grants."""
@@ -52,28 +52,6 @@ _STAFF_READABLE_OWNERS = frozenset({"customer", "agent"})
 
 Filter = dict[str, Any]
 """A metadata filter the server applies (``{"owner": id}``, ``{"readers": {"$contains": x}}``)."""
-
-
-def _header(headers: Mapping[Any, Any], name: str) -> str | None:
-    """Return one header's value whether the server passes bytes or str keys."""
-    for key in (name.encode(), name):
-        value = headers.get(key)
-        if value is not None:
-            return value.decode("latin-1") if isinstance(value, bytes) else str(value)
-    return None
-
-
-def token_from_headers(headers: Mapping[Any, Any]) -> str | None:
-    """Find the token: ``Authorization: Bearer <token>``, else ``x-api-key: <token>``."""
-    authorization = _header(headers, "authorization")
-    if authorization:
-        scheme, _, credentials = authorization.strip().partition(" ")
-        if scheme.lower() == "bearer" and credentials.strip():
-            return credentials.strip()
-    api_key = _header(headers, "x-api-key")
-    if api_key and api_key.strip():
-        return api_key.strip()
-    return None
 
 
 @auth.authenticate

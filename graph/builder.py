@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
-from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -22,7 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 from contract.scenario import Scenario
 from graph.checkpoint.compress import protect
 from graph.job_followup import ThreadActivity, follow_up_on_thread
-from graph.resume import checked
+from graph.resume import DURABILITY_KEY, checked
 from jobs.bodies import JOBS
 from nodes.clarify import make_clarify_node
 from nodes.compact import unpinning_tools, with_compaction
@@ -234,11 +233,10 @@ def build_graph(
         # turn on its thread once it is idle (under ``langgraph dev``, ``runs.create`` does)
         activity = ThreadActivity()
         callbacks.append(activity)
-        # the default durability of every run (a run's own ``durability=`` still wins);
-        # LangGraph reads it from this key when a run names none
+        # the default durability of every run (a run's own ``durability=`` still wins)
         traced = compiled.with_config(
             callbacks=callbacks,
-            configurable={CONFIG_KEY_DURABILITY: services.settings.durability},
+            configurable={DURABILITY_KEY: services.settings.durability},
         )
         JOBS.set_follow_up(services.database, follow_up_on_thread(traced, activity))
         return traced

@@ -31,7 +31,7 @@ from config.settings import get_settings
 from graph.resume import Message, Receive, Scope, Send, replay
 from scenarios import SCENARIOS
 from security.intake import payload_has_secrets, tokenize_payload
-from security.tokens import InvalidToken, read_token
+from security.tokens import InvalidToken, read_token, token_from_headers
 from security.vault import IdentityVault
 from storage.db import Database, data_dir
 
@@ -79,8 +79,6 @@ async def tokenize_run(payload: Any, owner: str) -> bool:
 
 def _token(headers: list[tuple[bytes, bytes]]) -> str | None:
     """The request's bearer token or API key, as ``graph/auth.py`` reads it."""
-    from graph.auth import token_from_headers  # noqa: PLC0415 - auth imports this module
-
     return token_from_headers(dict(headers))
 
 

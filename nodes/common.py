@@ -19,8 +19,8 @@ from state import (
     ProtocolMessage,
     ToolResult,
 )
-from tools.executor.guards import TaskHistory
 from tools.registry.cards import ToolContext
+from tools.registry.context import TaskHistory
 
 if TYPE_CHECKING:
     from nodes.services import Services

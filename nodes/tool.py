@@ -30,7 +30,7 @@ from nodes.slot_filling import display_values
 from nodes.wording import Voice
 from state import AgentState, Context, ProtocolMessage, ToolCall, ToolResult
 from tools.executor.client_view import client_view
-from tools.executor.guards import TaskHistory
+from tools.registry.context import TaskHistory
 
 
 def make_tool_node(services: Services) -> Node:

@@ -53,14 +53,20 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-if TYPE_CHECKING:
-    from tools.executor.guards import CircuitBreakers
+
+class BreakerStates(Protocol):
+    """Live circuit breakers (``tools.executor.guards.CircuitBreakers``), as metrics read them."""
+
+    def states(self) -> dict[str, str]:
+        """Return each tool's breaker state: ``closed``, ``open`` or ``half-open``."""
+        ...
+
 
 BREAKER_STATES = {"closed": 0, "open": 1, "half-open": 2}
 LATENCY_BUCKETS_S = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -253,7 +259,7 @@ class Metrics:
         self.registry = registry or CollectorRegistry(auto_describe=True)
         self.tally = Tally()
         self._lock = threading.Lock()
-        self._breakers: list[CircuitBreakers] = []
+        self._breakers: list[BreakerStates] = []
         self.tool_call_latency = Histogram(
             "tool_call_latency",
             "Latency of one tool call through the executor, in seconds.",
@@ -298,7 +304,7 @@ class Metrics:
         """Record the evaluation's intent accuracy (0–1)."""
         self.observe({"kind": "eval", "intent_accuracy": accuracy})
 
-    def watch_breakers(self, breakers: CircuitBreakers) -> None:
+    def watch_breakers(self, breakers: BreakerStates) -> None:
         """Report these live breakers' states instead of the state inferred from records."""
         self._breakers.append(breakers)
 
@@ -307,8 +313,8 @@ class Metrics:
         with self._lock:
             states = {tool: BREAKER_STATES[state] for tool, state in self.tally.breaker.items()}
         for breakers in self._breakers:
-            for tool, breaker in list(breakers._breakers.items()):
-                states[tool] = BREAKER_STATES.get(breaker.state, 0)
+            for tool, state in breakers.states().items():
+                states[tool] = BREAKER_STATES.get(state, 0)
         return states
 
 

@@ -14,10 +14,11 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import jwt
 
@@ -191,3 +192,25 @@ def verify_token(
     """Return the token's identity, or ``None`` for any token that must not be trusted."""
     result = read_token(token, settings=settings, clock=clock)
     return result if isinstance(result, Identity) else None
+
+
+def _header(headers: Mapping[Any, Any], name: str) -> str | None:
+    """Return one header's value whether the server passes bytes or str keys."""
+    for key in (name.encode(), name):
+        value = headers.get(key)
+        if value is not None:
+            return value.decode("latin-1") if isinstance(value, bytes) else str(value)
+    return None
+
+
+def token_from_headers(headers: Mapping[Any, Any]) -> str | None:
+    """Find the token: ``Authorization: Bearer <token>``, else ``x-api-key: <token>``."""
+    authorization = _header(headers, "authorization")
+    if authorization:
+        scheme, _, credentials = authorization.strip().partition(" ")
+        if scheme.lower() == "bearer" and credentials.strip():
+            return credentials.strip()
+    api_key = _header(headers, "x-api-key")
+    if api_key and api_key.strip():
+        return api_key.strip()
+    return None

@@ -48,7 +48,7 @@ from langchain_openai import ChatOpenAI
 from langgraph.errors import GraphBubbleUp
 from pydantic import SecretStr
 
-from cli.model import LOCAL_MODEL_NAME, local_base_url
+from config.settings import LOCAL_MODEL_NAME, local_base_url
 from contract.scenario import ScenarioSet
 from understanding.recognizer import IntentResult, SlotResult, Understanding, detect_language
 

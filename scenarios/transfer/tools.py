@@ -16,7 +16,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scenarios.delivery.tools import order_owner
 from scenarios.transfer.seed import pin_hash
 from security.vault import TOKEN_PREFIX, IdentityVault
 from storage.db import Database, amend_write
@@ -373,7 +372,7 @@ FINANCE_TOOLS = (
         idempotent=False,
         permission="finance:refund",
         domain="finance",
-        owner_of=order_owner,
+        owner_of=order_owner_for_refund,
     ),
     ToolCard(
         name="verify_identity",

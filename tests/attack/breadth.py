@@ -41,9 +41,9 @@ from scenarios import SCENARIOS
 from state import Context
 from storage.db import Database
 from tests.helpers import open_database
-from tools.executor.guards import TaskHistory
 from tools.executor.pipeline import ActionExecutor, ExecutorSettings, PreparedCall
 from tools.registry.cards import ToolRegistry
+from tools.registry.context import TaskHistory
 
 ALICE = Context(user_id="u_10001", user_role="customer")
 FAST = ExecutorSettings(backoff_initial_s=0.001, backoff_max_s=0.005, backoff_jitter_s=0.001)

@@ -53,13 +53,7 @@ from security.untrusted import FLAG_PREFIX, defang_value, find_injections
 from storage.db import AlreadyWritten, Database
 from tools.executor.admission import Admission, LocalAdmission, Outcome
 from tools.executor.errors import SchemaDriftError, ToolError, TransientToolError
-from tools.executor.guards import (
-    CircuitBreaker,
-    CircuitBreakers,
-    CircuitOpenError,
-    RateLimiter,
-    TaskGuards,
-)
+from tools.executor.guards import CircuitBreaker, CircuitBreakers, CircuitOpenError, RateLimiter
 from tools.executor.parsing import ArgumentParseError, argument_problem, parse_arguments
 from tools.executor.stores import (
     IdempotencyRecord,
@@ -69,6 +63,7 @@ from tools.executor.stores import (
     ResultCache,
 )
 from tools.registry.cards import ToolCard, ToolContext, ToolRegistry
+from tools.registry.context import TaskGuards
 from tools.registry.types import non_finite_paths
 
 Status = Literal["success", "failed", "timeout", "rejected", "pending", "unknown"]

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from config.settings import Settings, get_settings
 from security.permissions import Permissions
 from storage.db import Database, Ledger
-from tools.executor.guards import TaskHistory
+from tools.registry.context import TaskHistory
 from tools.registry.lifecycle import SERVING, Effective, ToolLifecycle, version_key
 
 VAGUE_VERBS = frozenset({"call", "do", "handle", "process", "invoke", "use", "make", "run"})
