@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from datetime import date
 from pathlib import Path
 
@@ -180,10 +179,7 @@ def test_cli_changes_the_shared_store(tmp_path, monkeypatch):
         get_settings.cache_clear()
 
 
-def test_executor_refusal_names_the_state_when_patched(tmp_path, db):
-    """Needs the executor patch from the jobs report (skipped until it is applied)."""
-    if "unavailable" not in inspect.getsource(ActionExecutor):
-        pytest.skip("executor patch not applied yet")
+def test_executor_refusal_names_the_state(tmp_path, db):
     (registry,) = shared_registries(tmp_path)[:1]
     registry.deprecate("urge_delivery", sunset=date(2000, 1, 1), reason="replaced")
     ctx = ToolContext(user_id="u_10001", user_role="customer", resources=db)

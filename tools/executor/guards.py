@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from limits import parse
 
 from config.clock import Clock
+from tools.registry.context import TaskGuards
 
 
 class RateLimiter:
@@ -163,3 +164,19 @@ class CircuitBreakers:
         with self._lock:
             breakers = list(self._breakers.items())
         return {tool: breaker.state for tool, breaker in breakers}
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """Retry and guard settings; the defaults suit interactive use."""
+
+    max_attempts: int = 3
+    """Attempts of an idempotent tool on transient failure (1 = no retry)."""
+    backoff_initial_s: float = 0.2
+    """First backoff; doubles each retry."""
+    backoff_max_s: float = 2.0
+    """Longest backoff."""
+    backoff_jitter_s: float = 0.1
+    """Random jitter added to each backoff."""
+    guards: TaskGuards = field(default_factory=TaskGuards)
+    """Per-task ceilings."""
