@@ -30,7 +30,7 @@ from graph.run_lock import LockedGraph
 from nodes.confirmation import read_decisions
 from scenarios.weather.demo_server import start_demo_weather_server
 from state import Context
-from understanding.model_recognizer import parse_choice
+from understanding.chat import parse_choice
 
 app = typer.Typer(help="Agent-Reach: an agent that understands, asks, acts and recovers.")
 console = Console()

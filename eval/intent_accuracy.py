@@ -29,11 +29,8 @@ from typing import Any
 from config.settings import get_settings
 from contract.scenario import ScenarioSet
 from scenarios import SCENARIOS
-from understanding.model_recognizer import (
-    ModelUnderstanding,
-    chat_model_for,
-    options_from_scenarios,
-)
+from understanding.chat import chat_model_for
+from understanding.model_recognizer import ModelUnderstanding, options_from_scenarios
 from understanding.recognizer import RuleBasedUnderstanding
 
 LABELS = Path(__file__).with_name("intents.jsonl")

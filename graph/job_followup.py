@@ -22,7 +22,9 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-from jobs.runner import Job, JobCallback, job_event
+from jobs.notify import job_event
+from jobs.runner import JobCallback
+from jobs.store import Job
 from state import Context
 
 _log = logging.getLogger(__name__)

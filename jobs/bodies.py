@@ -23,7 +23,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from config.settings import Settings
-from jobs.runner import Job, JobBody, JobCallback, JobContext, JobRunner, job_id_for
+from jobs.runner import JobBody, JobCallback, JobContext, JobRunner, job_id_for
+from jobs.store import Job
 from storage.db import Database, data_dir
 from tools.registry.cards import ToolContext
 

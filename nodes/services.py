@@ -22,13 +22,9 @@ from tools.executor.pipeline import ActionExecutor, ExecutorSettings
 from tools.executor.stores import MemoryResultCache, SQLiteIdempotencyStore
 from tools.registry.cards import ToolCard, ToolRegistry
 from tools.registry.lifecycle import lifecycle_from_settings
+from understanding.chat import chat_model_for, node_choice, parse_choice
 from understanding.generator import CommandGenerator
-from understanding.model_recognizer import (
-    build_understanding,
-    chat_model_for,
-    node_choice,
-    parse_choice,
-)
+from understanding.model_recognizer import build_understanding
 from understanding.plans import PlanCache, plan_cache
 from understanding.recognizer import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, Understanding
 from understanding.rules import RuleCommandGenerator

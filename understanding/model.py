@@ -8,7 +8,7 @@ into a grammar). One call a turn is the budget: on CPU each costs the user secon
 Everything the model says is untrusted and checked before the engine sees it:
 
 - a task must be one the scenarios serve; a slot one of that task's;
-- a slot value must be evidenced by the message (``understanding.model_recognizer.slot_supported``)
+- a slot value must be evidenced by the message (``understanding.evidence.slot_supported``)
   and is then normalized by the scenario's own extractor ("50" → 5000 cents, "21号" → a
   date); a secret (PIN, ID number) only ever comes from the rules, and an on-request slot
   (a notification) only when the rules heard it asked for;
@@ -34,6 +34,7 @@ from langgraph.errors import GraphBubbleUp
 
 from contract.scenario import ScenarioSet
 from security.pii import mask_pii
+from understanding.chat import chat_model_for, parse_choice
 from understanding.commands import (
     Cancel,
     CannotTell,
@@ -47,17 +48,15 @@ from understanding.commands import (
     SetSlot,
     Start,
 )
-from understanding.generator import CommandGenerator
-from understanding.model_recognizer import (
+from understanding.evidence import (
     P_NO_LOGPROBS,
-    chat_model_for,
-    describe_error,
     evidence_confidence,
     label_probability,
     normalize,
-    parse_choice,
     slot_supported,
 )
+from understanding.generator import CommandGenerator
+from understanding.model_recognizer import describe_error
 from understanding.recognizer import IntentResult
 from understanding.rules import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView

@@ -35,27 +35,20 @@ clamped to [0.02, 0.99]. ``eval/intent_accuracy.py`` measures its Brier score an
 
 from __future__ import annotations
 
-import math
-import re
-import unicodedata
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from typing import Any, Literal
 
-from langchain_openai import ChatOpenAI
 from langgraph.errors import GraphBubbleUp
-from pydantic import SecretStr
 
-from config.settings import LOCAL_MODEL_NAME, local_base_url
-from contract.scenario import ScenarioSet
+from contract.scenario import UNKNOWN, ScenarioSet
+from understanding.chat import chat_model_for, parse_choice
+from understanding.evidence import THRESHOLD, evidence_confidence, label_probability, slot_supported
 from understanding.recognizer import IntentResult, SlotResult, Understanding, detect_language
 
-UNKNOWN = "UNKNOWN"
-P_NO_LOGPROBS = 0.7
 FALLBACK_DISCOUNT = 0.8
-THRESHOLD = 0.6
 Source = Literal["model", "rules"]
 Method = Literal["json_schema", "function_calling"]
 
@@ -96,235 +89,7 @@ class ModelSlotResult(SlotResult):
     error: str | None = None
 
 
-# ---- evidence ------------------------------------------------------------------------------
-
-
-def normalize(text: str) -> str:
-    """NFKC, case-folded, without spaces, dashes, underscores and common punctuation."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return re.sub(r"[\s\-_.,:;'\"，。：；、()（）#]", "", folded)
-
-
-_EN_MONTHS = (
-    "january february march april may june july august september october november december"
-).split()
-_RELATIVE = (
-    ("大后天", 3),
-    ("后天", 2),
-    ("明天", 1),
-    ("明日", 1),
-    ("今天", 0),
-    ("今日", 0),
-    ("day after tomorrow", 2),
-    ("tomorrow", 1),
-    ("today", 0),
-)
-
-
-def resolvable_dates(text: str, today: date) -> set[date]:
-    """Every date the text can reasonably mean: absolute dates, month-day, relative words."""
-    found: set[date] = set()
-    lowered = text.lower()
-
-    def add(year: int, month: int, day: int) -> None:
-        try:
-            found.add(date(year, month, day))
-        except ValueError:
-            pass
-
-    for y, m, d in re.findall(r"(20\d{2})\s*[-/年.]\s*(\d{1,2})\s*[-/月.]\s*(\d{1,2})", text):
-        add(int(y), int(m), int(d))
-    for m, d in re.findall(r"(\d{1,2})\s*月\s*(\d{1,2})\s*[日号號]?", text):
-        add(today.year, int(m), int(d))
-    for m, d in re.findall(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?![\d/])", text):
-        add(today.year, int(m), int(d))
-    months = "|".join(_EN_MONTHS) + "|" + "|".join(name[:3] for name in _EN_MONTHS)
-    for name, d in re.findall(rf"\b({months})\.?\s+(\d{{1,2}})", lowered):
-        add(today.year, _month_number(name), int(d))
-    for d, name in re.findall(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({months})\b", lowered):
-        add(today.year, _month_number(name), int(d))
-    remaining = lowered
-    for word, offset in _RELATIVE:
-        if word in remaining:
-            found.add(today + timedelta(days=offset))
-            remaining = remaining.replace(word, " ")
-    return found
-
-
-def _month_number(name: str) -> int:
-    return next(i for i, full in enumerate(_EN_MONTHS, start=1) if full.startswith(name[:3]))
-
-
-def _numbers(text: str) -> set[float]:
-    return {float(n) for n in re.findall(r"\d+(?:\.\d+)?", unicodedata.normalize("NFKC", text))}
-
-
-def slot_supported(
-    name: str, value: Any, text: str, *, today: date, rules_value: Any = None
-) -> bool:
-    """Whether ``text`` is evidence for ``value``; a value without evidence is invented."""
-    if value is None or value == "":
-        return False
-    if rules_value is not None and str(rules_value) == str(value):
-        return True
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int | float) or re.fullmatch(r"\d+(?:\.\d+)?", str(value)):
-        number = float(value)
-        numbers = _numbers(text)
-        return number in numbers or (name.endswith("_cents") and number / 100 in numbers)
-    value_text = str(value)
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value_text):
-        try:
-            return date.fromisoformat(value_text) in resolvable_dates(text, today)
-        except ValueError:
-            return False
-    needle = normalize(value_text)
-    return bool(needle) and needle in normalize(text)
-
-
-def label_probability(logprobs: Any, label: str) -> float | None:
-    """exp(Σ logprob) of the tokens that spell ``label``, from an OpenAI ``logprobs`` payload.
-
-    The tokens are matched by text: the first run of consecutive tokens whose concatenation
-    (leading spaces and quotes stripped) equals the label. ``None`` when the payload has no
-    such run (no logprobs returned, or a server that reports a different token stream).
-    """
-    tokens = logprobs.get("content") if isinstance(logprobs, dict) else logprobs
-    if not tokens:
-        return None
-    for start, first in enumerate(tokens):
-        head = str(first.get("token", "")).lstrip(' "')
-        if not head or not label.startswith(head):
-            continue
-        text, total = head, float(first.get("logprob", 0.0))
-        for token in tokens[start + 1 :]:
-            if text == label:
-                break
-            piece = str(token.get("token", ""))
-            if not label.startswith(text + piece):
-                break
-            text += piece
-            total += float(token.get("logprob", 0.0))
-        if text == label:
-            return math.exp(total)
-    return None
-
-
-def evidence_confidence(
-    p_label: float | None,
-    model_intent: str,
-    rules: IntentResult,
-    *,
-    slot_evidence: bool = False,
-    refused_slots: int = 0,
-) -> float:
-    """Combine the label's probability, the rules' view and slot evidence (module docstring)."""
-    p = P_NO_LOGPROBS if p_label is None else min(max(p_label, 0.0), 1.0)
-    r = rules.confidence
-    if rules.intent == model_intent:
-        c = 1 - (1 - p) * (1 - r)
-    elif rules.intent != UNKNOWN and r >= THRESHOLD:
-        c = p * (1 - r / 2)
-    else:
-        c = p * 0.85
-    if slot_evidence and model_intent != UNKNOWN:
-        c += (1 - c) * 0.25
-    c *= 0.7**refused_slots
-    return round(min(max(c, 0.02), 0.99), 3)
-
-
 # ---- the model -----------------------------------------------------------------------------
-
-
-def make_chat_model(
-    *,
-    model: str,
-    base_url: str | None,
-    api_key: str | None,
-    temperature: float = 0.0,
-    timeout_s: float = 20.0,
-    max_tokens: int = 512,
-    max_retries: int = 1,
-    logprobs: bool = True,
-) -> Any:
-    """A ``ChatOpenAI`` with every limit set (``max_tokens`` always: small models run on)."""
-    options: dict[str, Any] = {}
-    if logprobs:
-        options.update(logprobs=True, top_logprobs=3)
-    return ChatOpenAI(
-        model=model,
-        base_url=base_url,
-        api_key=SecretStr(api_key or "not-needed"),  # local servers want a header, not a key
-        temperature=temperature,
-        timeout=timeout_s,
-        max_completion_tokens=max_tokens,
-        max_retries=max_retries,
-        **options,
-    )
-
-
-MIXED = "mixed"
-"""``mixed`` or ``mixed:<model>``: the rules first, the model only below ``THRESHOLD``."""
-
-
-def parse_choice(choice: str | None) -> tuple[str | None, bool]:
-    """Split a model choice into (model name or ``None`` for rules, mixed?)."""
-    if not choice or choice in ("rules", "template"):
-        return None, False
-    if choice == MIXED or choice.startswith(MIXED + ":"):
-        return choice.partition(":")[2] or "local", True
-    return choice, False
-
-
-def chat_model_for(choice: str | None, settings: Any) -> Any | None:
-    """Build the chat model ``choice`` names (``local`` is the fetched local server)."""
-    name, _ = parse_choice(choice)
-    if name is None:
-        return None
-    base_url = settings.base_url
-    if name == "local":
-        name, base_url = LOCAL_MODEL_NAME, base_url or local_base_url(settings)
-    key = settings.api_key.get_secret_value() if settings.api_key else None
-    return make_chat_model(
-        model=name,
-        base_url=base_url,
-        api_key=key,
-        temperature=settings.temperature,
-        timeout_s=settings.model_timeout_s,
-        max_tokens=settings.max_tokens,
-        max_retries=settings.model_max_retries,
-    )
-
-
-OPT_IN_NODES = frozenset({"tool", "reflect", "reply"})
-"""Steps that use a model only when their own setting names one (``REACH_TOOL_MODEL``, ...).
-
-Understanding makes the one model call a turn (a structured list of commands, slots
-included); planning the calls again, critiquing a failure or phrasing the reply would each
-cost the user seconds more on a CPU model, so ``REACH_MODEL`` and a run's ``Context.model``
-do not turn them on."""
-
-
-def node_choice(settings: Any, node: str, run_model: str | None = None) -> str:
-    """The choice for one node: the run's ``Context.model``, else ``REACH_<NODE>_MODEL``.
-
-    ``tool``, ``reflect`` and ``reply`` follow only their own setting (``OPT_IN_NODES``):
-    ``template`` for the reply, ``rules`` for the others, unless it names a model.
-    Understanding (``intent``) follows the run's choice, then ``REACH_INTENT_MODEL``, then
-    ``REACH_MODEL``.
-    """
-    if node in OPT_IN_NODES:
-        default = "template" if node == "reply" else "rules"
-        return getattr(settings, f"{node}_model", None) or default
-    if run_model:
-        return run_model
-    return getattr(settings, f"{node}_model", None) or settings.model
-
-
-def chat_model_from_settings(settings: Any, node: str = "intent") -> Any | None:
-    """The chat model a node should use, or ``None`` for rules (``REACH_<NODE>_MODEL``)."""
-    return chat_model_for(node_choice(settings, node), settings)
 
 
 def options_from_scenarios(catalog: ScenarioSet) -> list[IntentOption]:
@@ -672,14 +437,5 @@ __all__ = [
     "ModelFailure",
     "build_understanding",
     "describe_error",
-    "chat_model_for",
-    "chat_model_from_settings",
-    "node_choice",
     "options_from_scenarios",
-    "parse_choice",
-    "evidence_confidence",
-    "label_probability",
-    "make_chat_model",
-    "resolvable_dates",
-    "slot_supported",
 ]

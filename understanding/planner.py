@@ -32,7 +32,8 @@ from pydantic import ValidationError
 from contract.scenario import ScenarioSet, TaskSpec
 from state import ToolCall
 from tools.registry.cards import ToolCard, ToolRegistry
-from understanding.model_recognizer import describe_error, slot_supported
+from understanding.evidence import slot_supported
+from understanding.model_recognizer import describe_error
 from understanding.prompt_budget import TaskSummary, bounded_messages
 from understanding.tool_calls import ParsedCall, call_with_repair
 

@@ -29,16 +29,8 @@ from langgraph.types import Overwrite
 
 from config.limits import pairs_before
 from security.intake import mask_user_codes
-from security.pii import (
-    Kind,
-    could_hold,
-    could_hold_utf8,
-    find_pii,
-    kept_positions,
-    mask_pii,
-    mask_text,
-    note_clean,
-)
+from security.pii import Kind, could_hold, find_pii, kept_positions, mask_pii, mask_text, note_clean
+from security.pii_bytes import could_hold_utf8
 
 CHECKPOINT_KINDS: frozenset[Kind] = frozenset(("id_card", "bank_card", "secret"))
 """What is masked in checkpoints."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from jobs.bodies import JOBS, JobRef, RunnerSource, describe_job, latest_job, runner_of
-from jobs.runner import Job
+from jobs.store import Job
 from tools.executor.errors import ResourceNotFoundError
 from tools.registry.cards import ToolCard, ToolContext
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from contract.scenario import Describer, Speaker, Wording
 from jobs.bodies import describe_job
-from jobs.runner import Job
+from jobs.store import Job
 from state import AgentState, ToolResult
 
 WORDING: Wording = {

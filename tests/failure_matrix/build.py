@@ -15,7 +15,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from eval.backends import SEEDS, eval_settings
 from graph.builder import build_graph
 from jobs.bodies import JOBS
-from jobs.runner import JobRunner, SQLiteJobStore
+from jobs.runner import JobRunner
+from jobs.store import SQLiteJobStore
 from nodes.services import MAIN_AGENT, Services
 from observability.audit import AuditLog
 from scenarios import SCENARIOS

@@ -21,15 +21,9 @@ from cli.tools_cmd import tools_app
 from config.settings import get_settings
 from graph.builder import build_graph
 from jobs.bodies import JOBS, exports_dir
-from jobs.runner import (
-    Backoff,
-    JobBody,
-    JobContext,
-    JobPoller,
-    JobRunner,
-    ManualClock,
-    SQLiteJobStore,
-)
+from jobs.notify import Backoff, JobPoller
+from jobs.runner import JobBody, JobContext, JobRunner
+from jobs.store import ManualClock, SQLiteJobStore
 from nodes.services import Services
 from scenarios import SCENARIOS
 from scenarios.delivery.jobs import AUDIENCES, bulk_notification_job

@@ -8,8 +8,8 @@ from datetime import date
 from nodes.services import Services
 from scenarios import SCENARIOS
 from tests.fakes.openai_server import Scripted
+from understanding.chat import make_chat_model
 from understanding.critique import critique_failure
-from understanding.model_recognizer import make_chat_model
 from understanding.model_reply import phrase_reply
 from understanding.planner import evidence_names, scenario_cards
 from understanding.prompt_budget import estimate_messages

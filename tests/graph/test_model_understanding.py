@@ -10,11 +10,8 @@ from langchain_openai import ChatOpenAI
 from contract.scenario import ScenarioSet
 from scenarios import SCENARIOS
 from tests.fakes.openai_server import Scripted, label_logprobs
-from understanding.model_recognizer import (
-    ModelUnderstanding,
-    make_chat_model,
-    options_from_scenarios,
-)
+from understanding.chat import make_chat_model
+from understanding.model_recognizer import ModelUnderstanding, options_from_scenarios
 from understanding.recognizer import RuleBasedUnderstanding
 from understanding.tool_calls import call_with_repair
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 import threading
 
-from jobs.runner import JobRunner, SQLiteJobStore
+from jobs.runner import JobRunner
+from jobs.store import SQLiteJobStore
 from scenarios.delivery.jobs import bulk_notification_job
 from storage.db import Database
 

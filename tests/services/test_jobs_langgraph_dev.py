@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_sync_client
 
-from jobs.runner import Job, JobRunner, LangGraphRunNotifier, SQLiteJobStore
+from jobs.notify import LangGraphRunNotifier
+from jobs.runner import JobRunner
+from jobs.store import Job, SQLiteJobStore
 from scenarios.sales.jobs import sales_job_tools
 from tests.helpers import open_database
 from tests.services.langgraph_server import langgraph_dev

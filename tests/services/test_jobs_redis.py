@@ -10,7 +10,8 @@ import pytest
 from redis import Redis
 
 from config.settings import Settings
-from jobs.runner import Job, JobRunner, ManualClock, RedisJobStore, job_store
+from jobs.runner import JobRunner
+from jobs.store import Job, ManualClock, RedisJobStore, job_store
 from scenarios.delivery.jobs import bulk_notification_job, delivery_job_tools
 from scenarios.sales.jobs import sales_job_tools
 from storage.db import Database

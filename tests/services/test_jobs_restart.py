@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.runner import JobRunner, ManualClock, SQLiteJobStore
+from jobs.runner import JobRunner
+from jobs.store import ManualClock, SQLiteJobStore
 from scenarios.delivery.jobs import bulk_notification_job
 from tests.helpers import open_database
 

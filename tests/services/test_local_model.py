@@ -21,11 +21,8 @@ from eval.intent_accuracy import fixed_slice, load, measure
 from scenarios import SCENARIOS
 from tests.conftest import ALICE
 from tests.helpers import default_registry, set_env
-from understanding.model_recognizer import (
-    ModelUnderstanding,
-    make_chat_model,
-    options_from_scenarios,
-)
+from understanding.chat import make_chat_model
+from understanding.model_recognizer import ModelUnderstanding, options_from_scenarios
 from understanding.prompt_budget import estimate_tokens
 from understanding.recognizer import RuleBasedUnderstanding
 

@@ -8,15 +8,9 @@ from pathlib import Path
 import pytest
 
 from jobs.bodies import STARTED_MESSAGE, describe_job
-from jobs.runner import (
-    Backoff,
-    Job,
-    JobPoller,
-    JobRunner,
-    LangGraphRunNotifier,
-    ManualClock,
-    SQLiteJobStore,
-)
+from jobs.notify import Backoff, JobPoller, LangGraphRunNotifier
+from jobs.runner import JobRunner
+from jobs.store import Job, ManualClock, SQLiteJobStore
 from scenarios.delivery import SCENARIO
 from scenarios.delivery.jobs import (
     bulk_notification_job,

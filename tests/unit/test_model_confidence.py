@@ -1,6 +1,6 @@
 from datetime import date
 
-from understanding.model_recognizer import (
+from understanding.evidence import (
     evidence_confidence,
     label_probability,
     resolvable_dates,

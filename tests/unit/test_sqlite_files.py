@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from graph.checkpoint.factory import sqlite_checkpointer
-from jobs.runner import SQLiteJobStore
+from jobs.store import SQLiteJobStore
 from storage.db import SEED_USERS, Database
 from storage.kv import SQLiteKV
 from storage.sqlite_files import _switch_to_wal, connect_wal
