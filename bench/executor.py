@@ -35,7 +35,8 @@ from tools.executor.stores import (  # noqa: E402
     MemoryResultCache,
     SQLiteIdempotencyStore,
 )
-from tools.registry.cards import ToolCard, ToolContext, ToolRegistry  # noqa: E402
+from tools.registry.cards import ToolCard, ToolRegistry  # noqa: E402
+from tools.registry.context import ToolContext  # noqa: E402
 
 
 class Ping(BaseModel):

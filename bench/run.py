@@ -70,7 +70,8 @@ from tests.helpers import open_database  # noqa: E402
 from tests.services import RedisServer  # noqa: E402
 from tools.executor.pipeline import ActionExecutor  # noqa: E402
 from tools.executor.stores import MemoryIdempotencyStore, MemoryResultCache  # noqa: E402
-from tools.registry.cards import ToolCard, ToolContext  # noqa: E402
+from tools.registry.cards import ToolCard  # noqa: E402
+from tools.registry.context import ToolContext  # noqa: E402
 
 ALICE = Context(user_id="u_10001", user_role="customer")
 MESSAGE = "OD-20240618-001 到哪了"

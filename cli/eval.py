@@ -15,7 +15,8 @@ from rich.table import Table
 
 from config.settings import get_settings
 from eval.backends import model_upstream, rules_understanding
-from eval.harness import SLICES, Evaluation, load_cases, run_evaluation
+from eval.case_set import SLICES, load_cases
+from eval.harness import Evaluation, run_evaluation
 from eval.model_cache import CachingProxy, ModelCache
 from eval.report import headline, truth_table, write_report
 from observability.audit import AuditLog, default_audit_path

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from contract.scenario import Scenario, SlotResult, Speaker, TaskSpec
 from state import AgentState, ToolResult
 from tools.executor.errors import ResourceNotFoundError
-from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 HOURS = {"北京": "09:00–21:00", "上海": "10:00–22:00"}
 

@@ -33,7 +33,8 @@ from tools.executor.pipeline import (
     PreparedCall,
     envelope,
 )
-from tools.registry.cards import ToolCard, ToolContext, ToolRegistry
+from tools.registry.cards import ToolCard, ToolRegistry
+from tools.registry.context import ToolContext
 from understanding.recognizer import Understanding
 
 SEEDS = [scenario.seed for scenario in SCENARIOS if scenario.seed is not None]

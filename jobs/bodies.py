@@ -26,7 +26,7 @@ from config.settings import Settings
 from jobs.runner import JobBody, JobCallback, JobContext, JobRunner, job_id_for
 from jobs.store import Job
 from storage.db import Database, data_dir
-from tools.registry.cards import ToolContext
+from tools.registry.context import ToolContext
 
 STARTED_MESSAGE = "已开始，完成后通知您"
 

@@ -18,7 +18,7 @@ from langgraph.types import interrupt
 from nodes.confirmation import confirmation_request, read_decisions, render
 from state import ToolCall, ToolResult
 from tools.executor.pipeline import ActionExecutor, Decision, PreparedCall
-from tools.registry.cards import ToolContext
+from tools.registry.context import ToolContext
 from understanding.yesno import is_plain_answer
 
 Planned = PreparedCall | dict[str, Any]

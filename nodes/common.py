@@ -19,8 +19,7 @@ from state import (
     ProtocolMessage,
     ToolResult,
 )
-from tools.registry.cards import ToolContext
-from tools.registry.context import TaskHistory
+from tools.registry.context import TaskHistory, ToolContext
 
 if TYPE_CHECKING:
     from nodes.services import Services

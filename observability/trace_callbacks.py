@@ -39,17 +39,25 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from opentelemetry.trace import Span
 
-from config.limits import json_bytes, pairs_before
+from config.limits import json_bytes
 from config.settings import get_settings
 from observability import tracing
 from observability.audit import AuditLog, default_audit_path
-from observability.metrics import ROLLBACK_MARKERS
-from security.intake import CODE_SHOWN
-from security.pii import bare_code
+from observability.trace_values import (
+    as_list,
+    as_str,
+    contents_of,
+    is_step,
+    jsonable,
+    last_user_text,
+    reply_text,
+    resume_value,
+    rolled_back,
+    shape_of,
+)
 
 Clock = Callable[[], float]
 
@@ -145,7 +153,7 @@ class TraceRecorder(BaseCallbackHandler):
         now = self.clock()
         if node is None and owner is None:
             self._start_turn(run_id, name, session, inputs, now)
-        elif node == name and node != "__start__" and _is_step(tags) and owner is not None:
+        elif node == name and node != "__start__" and is_step(tags) and owner is not None:
             self._start_node(run_id, str(node), owner, inputs, metadata, now)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -187,8 +195,8 @@ class TraceRecorder(BaseCallbackHandler):
     def _start_turn(self, run_id: UUID, name: str, session: str, inputs: Any, now: float) -> None:
         task_id, parent = self._tasks.get(session, (None, None))
         run = _Run("turn", name, session, str(run_id), now, task_id=task_id, parent_task_id=parent)
-        text = _last_user_text(inputs)
-        resume = _resume_value(inputs)
+        text = last_user_text(inputs)
+        resume = resume_value(inputs)
         run.span = tracing.start_span(
             "turn", attributes={"session.id": session, "graph": name, "resume": resume is not None}
         )
@@ -238,7 +246,7 @@ class TraceRecorder(BaseCallbackHandler):
     ) -> None:
         state = inputs if isinstance(inputs, Mapping) else {}
         turn = self._turn_of(owner)
-        task_id = _str(state.get("task_id")) or owner.task_id
+        task_id = as_str(state.get("task_id")) or owner.task_id
         run = _Run(
             "node",
             node,
@@ -268,9 +276,9 @@ class TraceRecorder(BaseCallbackHandler):
         if "intent" in update and isinstance(update.get("intent"), str):
             self._write_intent(run, update)
             attributes.update(intent=update.get("intent"), confidence=update.get("confidence"))
-        if "missing_slots" in update or _list(update.get("pending_tool_calls")):
+        if "missing_slots" in update or as_list(update.get("pending_tool_calls")):
             self._write_arguments(run, update)  # also after intent, in the same superstep
-        results = _list(update.get("tool_results"))
+        results = as_list(update.get("tool_results"))
         if results:
             calls = self._write_execution(run, results)
             attributes.update(
@@ -279,7 +287,7 @@ class TraceRecorder(BaseCallbackHandler):
                 attempts=sum(int(c.get("attempts") or 0) for c in calls),
                 request_id=[str(c["request_id"]) for c in calls if c.get("request_id")],
             )
-        reply = _reply_text(update.get("messages"))
+        reply = reply_text(update.get("messages"))
         if reply is not None and "|" not in run.namespace:
             self._write(run, "answer", {"node": run.name, "text": reply})
         self._write_node(run, status="ok", sizes=sizes)
@@ -290,15 +298,15 @@ class TraceRecorder(BaseCallbackHandler):
     def _learn_task(self, run: _Run, update: Mapping[str, Any]) -> list[int]:
         """Pick up the task ids a node set, and measure its protocol messages."""
         sizes: list[int] = []
-        protocol = _list(update.get("protocol"))
+        protocol = as_list(update.get("protocol"))
         for message in protocol:
             if isinstance(message, Mapping):
                 measured = getattr(message, "size", None)  # a ValidatedProtocol's, if known
                 sizes.append(measured if measured is not None else json_bytes(message))
-                run.parent_task_id = _str(message.get("parent_task_id")) or run.parent_task_id
-        task_id = _str(update.get("task_id"))
+                run.parent_task_id = as_str(message.get("parent_task_id")) or run.parent_task_id
+        task_id = as_str(update.get("task_id"))
         if task_id is None and protocol and isinstance(protocol[-1], Mapping):
-            task_id = _str(protocol[-1].get("task_id"))
+            task_id = as_str(protocol[-1].get("task_id"))
         if task_id is not None:
             run.task_id = task_id
         if "|" not in run.namespace:
@@ -317,7 +325,7 @@ class TraceRecorder(BaseCallbackHandler):
             "intent",
             {
                 "node": run.name,
-                "text": _last_user_text(run.inputs),
+                "text": last_user_text(run.inputs),
                 "intent": update.get("intent"),
                 "confidence": update.get("confidence"),
                 "evidence": update.get("intent_evidence"),
@@ -329,7 +337,7 @@ class TraceRecorder(BaseCallbackHandler):
     def _write_arguments(self, run: _Run, update: Mapping[str, Any]) -> None:
         proposed = [
             {"id": call.get("id"), "tool": call.get("name"), "parameters": call.get("parameters")}
-            for call in _list(update.get("pending_tool_calls"))
+            for call in as_list(update.get("pending_tool_calls"))
             if isinstance(call, Mapping)
         ]
         slots = update.get("slots")
@@ -339,11 +347,11 @@ class TraceRecorder(BaseCallbackHandler):
             {
                 "node": run.name,
                 "slots": getattr(slots, "value", slots),
-                "missing": _list(update.get("missing_slots")),
+                "missing": as_list(update.get("missing_slots")),
                 "invalid": update.get("invalid_slots") or {},
                 "proposed": proposed,
                 "planner": next(  # model, rules or a learned plan (cache): nodes.plan_cache
-                    (c.get("planner") for c in _contents(update) if c.get("planner")), None
+                    (c.get("planner") for c in contents_of(update) if c.get("planner")), None
                 ),
             },
         )
@@ -417,9 +425,9 @@ class TraceRecorder(BaseCallbackHandler):
         with self._lock:
             pending = self._pending.get(run.turn_id)
             if pending is not None:  # the turn is open: its records go out together at its end
-                pending.append(_jsonable(record))
+                pending.append(jsonable(record))
                 return
-        self.audit.write(_jsonable(record))
+        self.audit.write(jsonable(record))
 
     def _owner(self, parent: UUID | None) -> _Run | None:
         """Return the nearest turn or node run above ``parent`` (lock held)."""
@@ -450,129 +458,8 @@ def trace_callbacks(
 # ---- pure helpers --------------------------------------------------------------------------
 
 
-def shape_of(value: Any, depth: int = 0) -> Any:
-    """Describe a value by its keys and types, never its content (the raw response shape)."""
-    if depth > 3:
-        return "…"
-    if isinstance(value, Mapping):
-        return {str(key): shape_of(item, depth + 1) for key, item in list(value.items())[:30]}
-    if isinstance(value, list | tuple):
-        return [shape_of(value[0], depth + 1), len(value)] if value else []
-    if value is None:
-        return "null"
-    return type(value).__name__
-
-
-def rolled_back(result: Mapping[str, Any]) -> bool:
-    """Whether a result says an earlier effect was undone (compensated, released)."""
-    data = result.get("data")
-    if not isinstance(data, Mapping):
-        return False
-    if str(data.get("reason")) in ROLLBACK_MARKERS:
-        return True
-    return any(data.get(marker) is True for marker in ROLLBACK_MARKERS)
-
-
-def _is_step(tags: Sequence[str] | None) -> bool:
-    return any(tag.startswith("graph:step:") for tag in tags or ())
-
-
 def _outer(run: _Run) -> str:
     return run.namespace.split(":")[0]
-
-
-def _list(value: Any) -> list[Any]:
-    value = getattr(value, "value", value)  # an Overwrite(...) reset
-    return list(value) if isinstance(value, list | tuple) else []
-
-
-def _str(value: Any) -> str | None:
-    return str(value) if value else None
-
-
-def _contents(update: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """Return the structured contents of a node's protocol messages, newest first."""
-    notes = [m.get("content") for m in _list(update.get("protocol")) if isinstance(m, Mapping)]
-    return [c for c in reversed(notes) if isinstance(c, Mapping)]
-
-
-def _last_user_text(inputs: Any) -> str | None:
-    """Return the turn's user message as the audit may keep it (a PIN typed alone starred)."""
-    text = _raw_user_text(inputs)
-    return CODE_SHOWN if text is not None and bare_code(text) else text
-
-
-def _raw_user_text(inputs: Any) -> str | None:
-    if not isinstance(inputs, Mapping):
-        return None
-    messages = inputs.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return None
-    last = messages[-1]
-    if isinstance(last, HumanMessage):
-        return _content(last)
-    if isinstance(last, tuple | list) and len(last) == 2 and last[0] in ("user", "human"):
-        return str(last[1])
-    if isinstance(last, Mapping) and last.get("role") in ("user", "human"):
-        return str(last.get("content"))
-    return None
-
-
-def _resume_value(inputs: Any) -> Any:
-    resume = getattr(inputs, "resume", None)
-    if resume is not None:
-        return resume
-    return None
-
-
-def _reply_text(messages: Any) -> str | None:
-    for message in reversed(_list(messages)):
-        if isinstance(message, AIMessage) and not message.tool_calls:
-            text = _content(message)
-            return text or None
-    return None
-
-
-def _content(message: BaseMessage) -> str:
-    return message.content if isinstance(message.content, str) else str(message.content)
-
-
-_PLAIN = (str, int, float, bool, type(None))
-
-
-def _jsonable(value: Any) -> Any:
-    """Turn a record into plain JSON values (messages, pydantic models, sets).
-
-    A plain dict or list comes back as the very same object: most records are plain, and
-    copying each of a turn's records field by field was a fifth of the tracing.
-    """
-    kind = type(value)
-    if kind in _PLAIN:
-        return value
-    if kind is dict:
-        changed: dict[str, Any] | None = None
-        for key, item in value.items():
-            new = item if type(item) in _PLAIN else _jsonable(item)
-            if changed is None and (new is not item or type(key) is not str):
-                changed = pairs_before(value, key)  # the plain pairs before this one
-            if changed is not None:
-                changed[str(key)] = new
-        return value if changed is None else changed
-    if kind is list:
-        items = [item if type(item) in _PLAIN else _jsonable(item) for item in value]
-        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
-    if isinstance(value, Mapping):
-        return {str(key): _jsonable(item) for key, item in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [_jsonable(item) for item in value]
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    if isinstance(value, BaseMessage):
-        return {"type": value.type, "content": value.content}
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return _jsonable(dump(mode="json"))
-    return str(value)
 
 
 __all__ = ["TraceRecorder", "rolled_back", "shape_of", "trace_callbacks"]

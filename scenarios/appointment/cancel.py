@@ -21,7 +21,8 @@ from scenarios.dates import find_date
 from state import ToolResult
 from tools.executor.errors import ResourceNotFoundError
 from tools.executor.failures import classify
-from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 APPOINTMENT_ID_PATTERN = r"AP-[0-9A-F]{8}"
 UPCOMING = 5

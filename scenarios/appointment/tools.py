@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from storage.db import Database
 from tools.executor.errors import ResourceNotFoundError, TransientToolError, UserFixableError
-from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 HOLD_SECONDS = 300
 

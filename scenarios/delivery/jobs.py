@@ -33,7 +33,8 @@ from jobs.runner import JobBody, JobContext, JobRunner
 from state import AgentState, ToolResult
 from storage.db import Database, Ledger
 from tools.executor.errors import UserFixableError
-from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 KIND = "send_bulk_notification"
 JOB_ITEMS_SCHEMA = """

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from contract.scenario import HINT_CHARS
 from tools.executor.errors import HandoffRequired, ResourceNotFoundError, UserFixableError
-from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 ORDER_ID_PATTERN = r"^(OD-\d{8}-\d{3}|\d{9,12})$"
 REFUND_HANDOFF_CENTS = 10_000

@@ -15,7 +15,8 @@ from scenarios.gazetteer import normalize_city
 from security.vault import TOKEN_PREFIX, IdentityVault, id_card_problem, mask_id_card
 from storage.db import Database
 from tools.executor.errors import ResourceNotFoundError, UserFixableError
-from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 
 class FlightBooking(BaseModel):

@@ -11,7 +11,8 @@ from typing import Any
 from jobs.bodies import JOBS, JobRef, RunnerSource, describe_job, latest_job, runner_of
 from jobs.store import Job
 from tools.executor.errors import ResourceNotFoundError
-from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 
 def job_status_card(runner: RunnerSource = JOBS.runner_for) -> ToolCard:

@@ -34,7 +34,8 @@ from jobs.runner import JobBody, JobContext, JobRunner
 from state import AgentState, ToolResult
 from storage.db import Database
 from tools.executor.errors import UserFixableError
-from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 KIND = "export_sales"
 EXPORT_COLUMNS = ("sale_id", "product", "month", "day", "quantity", "amount_cents")

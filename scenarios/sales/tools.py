@@ -19,7 +19,8 @@ from security import readonly_sql
 from security.sql_guard import SqlPolicy
 from storage.db import Database
 from tools.executor.errors import PermanentToolError, UserFixableError
-from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 SALES_POLICY = SqlPolicy(
     tables=frozenset({"sales"}),

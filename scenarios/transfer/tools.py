@@ -20,7 +20,8 @@ from scenarios.transfer.seed import pin_hash
 from security.vault import TOKEN_PREFIX, IdentityVault
 from storage.db import Database, amend_write
 from tools.executor.errors import CompensatedError, ResourceNotFoundError, UserFixableError
-from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 from tools.registry.types import PositiveCents
 
 RISK_REVIEW_THRESHOLD = 0.7

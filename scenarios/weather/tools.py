@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scenarios.gazetteer import normalize_city
 from tools.executor.errors import PermanentToolError, ResourceNotFoundError, TransientToolError
-from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 from tools.registry.types import FiniteFloat
 
 

@@ -160,7 +160,7 @@ def check_cross_user(payload: dict[str, Any], db: Database) -> str | None:
 
 
 def _ctx(db: Database, history: TaskHistory | None = None, role: str = "customer") -> Any:
-    from tools.registry.cards import ToolContext  # noqa: PLC0415 - keeps the module import light
+    from tools.registry.context import ToolContext  # noqa: PLC0415 - keeps the module import light
 
     return ToolContext(
         user_id=ALICE.user_id,

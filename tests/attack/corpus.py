@@ -31,7 +31,8 @@ from state import MAX_PROTOCOL_BYTES, ProtocolMessage, append_protocol
 from storage.db import Database
 from tests.helpers import default_registry
 from tools.executor.pipeline import ActionExecutor, ExecutorSettings
-from tools.registry.cards import ToolCard, ToolContext, ToolRegistry
+from tools.registry.cards import ToolCard, ToolRegistry
+from tools.registry.context import ToolContext
 
 PAYLOADS = Path(__file__).parent / "payloads"
 FAST_SLICE = 12

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eval.harness import USERS, Case, load_cases
+from eval.case_set import Case, load_cases
+from eval.harness import USERS
 from nodes.services import Services
 from scenarios import SCENARIOS
 from state import Context

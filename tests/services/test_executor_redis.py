@@ -15,7 +15,7 @@ from tests.conftest import fast_executor, registry_with
 from tests.helpers import default_executor, default_registry, set_env
 from tools.executor.admission import RedisAdmission
 from tools.executor.pipeline import Decision
-from tools.registry.cards import ToolContext
+from tools.registry.context import ToolContext
 
 pytestmark = pytest.mark.integration
 

@@ -17,11 +17,10 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import Overwrite
 
 import security.pii as pii
-from graph.checkpoint.masking import (
+from graph.checkpoint.masking import MaskingSerializer, ValueBytes
+from graph.checkpoint.msgpack_masking import (
     CHECKPOINT_KINDS,
     CleanBlobs,
-    MaskingSerializer,
-    ValueBytes,
     is_checkpoint_record,
     mask_msgpack,
 )

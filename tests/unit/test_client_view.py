@@ -7,7 +7,7 @@ import json
 from tests.helpers import default_registry
 from tools.executor.client_view import INTERNAL_KEYS, client_view
 from tools.executor.pipeline import ActionExecutor, envelope
-from tools.registry.cards import ToolContext
+from tools.registry.context import ToolContext
 
 BOB = dict(user_id="u_10002", user_role="customer")
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from eval.backends import start_weather_server
-from eval.harness import load_cases, run_case, summarize
+from eval.case_set import load_cases
+from eval.harness import run_case, summarize
 from eval.truth import named, told_by_class, truth_rows, turn_cause
 from tools.executor.pipeline import envelope
 

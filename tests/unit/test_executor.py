@@ -17,8 +17,8 @@ from tools.executor.errors import PermanentToolError, TransientToolError
 from tools.executor.guards import CircuitBreakers, RateLimiter
 from tools.executor.pipeline import Decision, ExecutorSettings, PreparedCall, request_id_for
 from tools.executor.stores import MemoryIdempotencyStore, MemoryResultCache, SQLiteIdempotencyStore
-from tools.registry.cards import InvalidToolCardError, ToolContext
-from tools.registry.context import TaskGuards, TaskHistory
+from tools.registry.cards import InvalidToolCardError
+from tools.registry.context import TaskGuards, TaskHistory, ToolContext
 
 STATUS = {"name": "query_order_status", "parameters": {"order_id": "OD-20240618-001"}}
 REFUND = {"name": "request_refund", "parameters": {"order_id": "OD-20240618-002"}}

@@ -8,7 +8,7 @@ from tests.conftest import fast_executor, registry_with
 from tests.helpers import default_registry
 from tools.executor.errors import TransientToolError
 from tools.executor.pipeline import Decision
-from tools.registry.cards import ToolContext
+from tools.registry.context import ToolContext
 
 STATUS = {"name": "query_order_status", "parameters": {"order_id": "OD-20240618-001"}}
 REFUND = {"name": "request_refund", "parameters": {"order_id": "OD-20240618-002"}}

@@ -16,7 +16,7 @@ from tools.executor.client_view import client_view
 from tools.executor.errors import CompensatedError, ConflictError
 from tools.executor.failures import MEANINGS, classify, effect_of, reference, said, sentence, short
 from tools.executor.pipeline import ActionExecutor, ExecutorSettings, envelope
-from tools.registry.cards import ToolContext
+from tools.registry.context import ToolContext
 from tools.registry.lifecycle import ToolLifecycle
 
 CATALOG = ScenarioSet(SCENARIOS)

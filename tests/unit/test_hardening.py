@@ -15,7 +15,8 @@ from pydantic import BaseModel, ValidationError
 
 from config.limits import MAX_USER_MESSAGE_CHARS, too_long, too_long_reply
 from config.settings import SecretStr, Settings
-from graph.checkpoint.masking import MaskingSerializer, mask_id_bytes
+from graph.checkpoint.masking import MaskingSerializer
+from graph.checkpoint.msgpack_masking import mask_id_bytes
 from scenarios.sales.tools import SALES_POLICY
 from security.permissions import Permissions
 from security.pii import find_pin, mask_pii, mask_text
@@ -26,7 +27,8 @@ from security.vault import TOKEN_PREFIX, IdentityVault, vault_key
 from state import MAX_PROTOCOL_BYTES, ProtocolMessage, append_protocol
 from tests.helpers import open_database
 from tools.executor.pipeline import ActionExecutor, ExecutorSettings
-from tools.registry.cards import ToolCard, ToolContext, ToolRegistry
+from tools.registry.cards import ToolCard, ToolRegistry
+from tools.registry.context import ToolContext
 from tools.registry.types import Cents, FiniteFloat
 
 CTX = ToolContext(user_id="u_10001", user_role="customer", session_id="s", task_id="t")

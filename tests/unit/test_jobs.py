@@ -24,7 +24,8 @@ from security.permissions import Permissions
 from storage.db import Database
 from tools.executor.errors import TransientToolError
 from tools.executor.pipeline import ActionExecutor, Decision
-from tools.registry.cards import ToolContext, ToolRegistry
+from tools.registry.cards import ToolRegistry
+from tools.registry.context import ToolContext
 
 
 @pytest.fixture

@@ -14,7 +14,8 @@ from storage.kv import SQLiteKV
 from tests.helpers import default_registry
 from tools.executor.failures import classify
 from tools.executor.pipeline import ActionExecutor
-from tools.registry.cards import ToolContext, ToolRegistry
+from tools.registry.cards import ToolRegistry
+from tools.registry.context import ToolContext
 from tools.registry.lifecycle import (
     ToolLifecycle,
     TransitionRefusedError,

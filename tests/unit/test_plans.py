@@ -9,8 +9,7 @@ from config.settings import Settings
 from storage.kv import MemoryKV, SQLiteKV
 from tests.helpers import default_registry
 from tools.executor.pipeline import ActionExecutor, Decision, PreparedCall
-from tools.registry.cards import ToolContext
-from tools.registry.context import TaskHistory
+from tools.registry.context import TaskHistory, ToolContext
 from understanding.plans import (
     PlanCache,
     PlanInstantiationError,

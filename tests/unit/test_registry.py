@@ -11,13 +11,8 @@ from pydantic import BaseModel
 from security.permissions import Permissions
 from tests.helpers import default_registry
 from tools.executor.pipeline import ActionExecutor
-from tools.registry.cards import (
-    InvalidToolCardError,
-    ToolCard,
-    ToolContext,
-    ToolRegistry,
-    validate_tool_name,
-)
+from tools.registry.cards import InvalidToolCardError, ToolCard, ToolRegistry, validate_tool_name
+from tools.registry.context import ToolContext
 
 
 class NoArgs(BaseModel):

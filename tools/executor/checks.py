@@ -20,7 +20,8 @@ from config.limits import json_safe
 from tools.executor.envelope import envelope, request_id_for
 from tools.executor.errors import SchemaDriftError
 from tools.executor.parsing import ArgumentParseError, argument_problem, parse_arguments
-from tools.registry.cards import ToolCard, ToolContext
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 _log = logging.getLogger(__name__)
 

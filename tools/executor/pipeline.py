@@ -77,7 +77,8 @@ from tools.executor.stores import (
     MemoryResultCache,
     ResultCache,
 )
-from tools.registry.cards import ToolContext, ToolRegistry
+from tools.registry.cards import ToolRegistry
+from tools.registry.context import ToolContext
 from tools.registry.types import non_finite_paths
 
 _log = logging.getLogger(__name__)

@@ -38,7 +38,8 @@ from tools.executor.envelope import (
 )
 from tools.executor.parsing import ArgumentParseError, argument_problem, parse_arguments
 from tools.executor.stores import IdempotencyRecord
-from tools.registry.cards import ToolCard, ToolContext, ToolRegistry
+from tools.registry.cards import ToolCard, ToolRegistry
+from tools.registry.context import ToolContext
 
 MAX_AUDIT_ARGUMENT_BYTES = 4096
 """Arguments larger than this are audited as a marker (size and SHA-256 of the masked form)."""

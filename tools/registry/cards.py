@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import sqlite3
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -21,10 +20,8 @@ from typing import Any, Literal
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
-from config.settings import Settings, get_settings
 from security.permissions import Permissions
-from storage.db import Database, Ledger
-from tools.registry.context import TaskHistory
+from tools.registry.context import ToolContext
 from tools.registry.lifecycle import SERVING, Effective, ToolLifecycle, version_key
 
 VAGUE_VERBS = frozenset({"call", "do", "handle", "process", "invoke", "use", "make", "run"})
@@ -53,60 +50,6 @@ MAX_TOOLS_PER_TURN = 8
 
 class InvalidToolCardError(ValueError):
     """A card that would mislead the model or the executor is refused at registration."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolContext:
-    """Runtime-only arguments a handler gets from the executor, never from the model."""
-
-    user_id: str
-    """The trusted caller, from ``Context``."""
-    user_role: str
-    """The caller's role, from ``Context``."""
-    session_id: str = ""
-    """The thread the call belongs to."""
-    task_id: str = ""
-    """The task the call belongs to."""
-    resources: Any = None
-    """Backends the handler needs (the business database), injected by the graph."""
-    history: TaskHistory = field(default_factory=TaskHistory)
-    """What the task has done so far, for prerequisites and guards."""
-    settings: Settings = field(default_factory=get_settings)
-    """Configuration (backend URLs, a fixed "today"), injected rather than read from env."""
-    requested: frozenset[str] | None = None
-    """The tools with a side effect the user's request asked for in this task (the task's own
-    tool, an asked-for notification). A call of any other tool that writes is refused
-    (``not_requested``), whoever planned it; ``None``: not checked (code-planned chains)."""
-    request_id: str = ""
-    """The executor's request id for this call, set just before the handler runs.
-
-    Side-effecting handlers key their ``business_writes`` ledger entry on it
-    (:meth:`ledger`), so the same request never writes twice, even after its idempotency
-    record has expired. Empty when a handler is called outside the executor.
-    """
-
-    def today(self) -> date:
-        """Return the business date: the configured one in demos and tests, else the real one."""
-        return self.settings.today or date.today()
-
-    def database(self) -> Database:
-        """Return the business database the graph injected; its absence is a wiring bug."""
-        if not isinstance(self.resources, Database):
-            msg = "this tool needs the business Database in ToolContext.resources"
-            raise TypeError(msg)
-        return self.resources
-
-    def ledger(self, conn: sqlite3.Connection, *, tool: str = "", key: str = "") -> Ledger:
-        """Open this request's ledger entry in the write's transaction.
-
-        Raises ``AlreadyWritten`` (answered by the executor as a duplicate) when the request
-        wrote before. ``key`` overrides the request id for a write whose identity is narrower
-        than its arguments; it is scoped to this thread and task.
-        """
-        request_id = self.request_id
-        if key and request_id:
-            request_id = f"{self.session_id}|{self.task_id}|{key}"
-        return Ledger(conn, request_id, tool or "write")
 
 
 Handler = Callable[[Any, ToolContext], Any]

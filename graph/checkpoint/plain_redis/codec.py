@@ -32,7 +32,7 @@ from redis.asyncio import Redis as AsyncRedis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
-from graph.checkpoint.masking import is_checkpoint_record
+from graph.checkpoint.msgpack_masking import is_checkpoint_record
 from graph.checkpoint.plain_redis import layout, lua
 
 
