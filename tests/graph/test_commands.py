@@ -202,9 +202,7 @@ CORRECTIONS = [
     Correction(
         "CANCEL_ORDER", ("取消订单 OD-20240618-001", "不对，是 202506001", "确认"), _cancel_order
     ),
-    Correction(
-        "URGE_DELIVERY", ("催一下 OD-20240618-002", "不对，是 OD-20240618-001"), _urged
-    ),
+    Correction("URGE_DELIVERY", ("催一下 OD-20240618-002", "不对，是 OD-20240618-001"), _urged),
     Correction(
         "CHECK_ORDER_STATUS", ("OD-20240618-001 到哪了", "不对，是 OD-20240618-002"), _status
     ),
@@ -222,9 +220,7 @@ CORRECTIONS = [
     Correction(
         "TRANSFER_MONEY", ("给ACC-2001转账，密码123456", "500", "不对，改成50", "确认"), _transfer
     ),
-    Correction(
-        "BOOK_APPOINTMENT", ("帮我预约6月20号的内科", "改成6月21号", "确认"), _appointment
-    ),
+    Correction("BOOK_APPOINTMENT", ("帮我预约6月20号的内科", "改成6月21号", "确认"), _appointment),
     Correction(
         "CANCEL_APPOINTMENT",
         (
