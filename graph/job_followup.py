@@ -9,7 +9,7 @@ root runs per thread) and follow-ups on one thread run one at a time.
 
 A user turn that starts in the instant between that check and the follow-up's own start can
 still overlap it; a LangGraph server has no such gap (``multitask_strategy="enqueue"`` in
-``jobs.runner.LangGraphRunNotifier``), so multi-user deployments should use that path.
+``jobs.notify.LangGraphRunNotifier``), so multi-user deployments should use that path.
 """
 
 from __future__ import annotations
