@@ -61,7 +61,7 @@ from understanding.model_prompt import TaskOption, implied_task, situation, task
 from understanding.model_recognizer import describe_error
 from understanding.recognizer import IntentResult
 from understanding.reconcile import Placed, Proposal, place, split_values
-from understanding.rules import RuleCommandGenerator
+from understanding.rules import OFFER_TAKEN, RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 
 FALLBACK_DISCOUNT = 0.8
@@ -136,6 +136,8 @@ class ModelCommandGenerator:
             return True
         if view.pending is not None and "correct" in kinds:
             return True
+        if any(c.evidence[:1] == (OFFER_TAKEN,) for c in rules.commands):
+            return True  # a plain yes to the one value a question offered
         if not self.mixed:
             return False
         unsure = "cannot_tell" in kinds or rules.confidence < self.threshold

@@ -47,7 +47,13 @@ from understanding.commands import (
 from understanding.recognizer import IntentResult, RuleBasedUnderstanding, detect_language
 from understanding.split import clauses
 from understanding.view import MASKED_SUFFIX, DialogueView, TaskView
-from understanding.yesno import corrected_part, is_correction, is_firm_no, read_answer
+from understanding.yesno import (
+    corrected_part,
+    is_correction,
+    is_firm_no,
+    is_plain_answer,
+    read_answer,
+)
 
 ANSWERS_CONFIDENCE = 0.9
 """A message that gives what the waiting task asked for continues it, this sure."""
@@ -58,6 +64,28 @@ request of its own in a message of several ("查订单 OD-…，再查下北京�
 """A clause this sure of its task starts a request of its own even without a cue of its own."""
 _RESUME = re.compile(r"继续|接着|回到刚才|刚才那个|go back|continue|resume", re.IGNORECASE)
 SECRET_SHOWN = "******"
+
+
+OFFER_TAKEN = "takes the value the question offered"
+"""The evidence of a plain yes that takes the one value a question offered."""
+
+
+def _offer_taken(text: str, view: DialogueView) -> SetSlot | None:
+    """A plain yes to a question that offered one value ("最近有号的日子：6月20日") takes it."""
+    waiting = view.waiting
+    if waiting is None or not waiting.offered:
+        return None
+    if read_answer(text) != "approve" or not is_plain_answer(text):
+        return None
+    taken = {k: v for k, v in waiting.offered.items() if k in waiting.missing}
+    if not taken:
+        return None
+    return SetSlot(
+        intent=waiting.intent,
+        slots=taken,
+        confidence=ANSWERS_CONFIDENCE,
+        evidence=(OFFER_TAKEN, *taken),
+    )
 
 
 class RuleCommandGenerator:
@@ -128,6 +156,9 @@ class RuleCommandGenerator:
                 return [HandOff(reason="not_served", request=beyond.name, evidence=(beyond.name,))]
         if view.pending is not None:
             return self._at_pending(text, view)
+        taken = _offer_taken(text, view)
+        if taken is not None:
+            return [taken]
         if act is not None:
             if act.kind == "never_mind":
                 waiting = view.waiting.intent if view.waiting else None
