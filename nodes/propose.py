@@ -19,7 +19,7 @@ from nodes.services import Services
 from nodes.slot_filling import display_values
 from nodes.tool import changes_said
 from nodes.wording import Voice
-from state import AgentState, Context, PendingConfirmation
+from state import AgentState, Context, PendingConfirmation, ToolResult
 from tools.executor.failures import classify
 from tools.executor.pipeline import PreparedCall
 
@@ -90,7 +90,7 @@ def make_propose_node(services: Services) -> Node:
     return propose
 
 
-def _refusal(result: dict[str, Any], state: AgentState, voice: Voice) -> str:
+def _refusal(result: ToolResult, state: AgentState, voice: Voice) -> str:
     """The generic sentence for a call the executor refused while it was being prepared."""
     if result.get("status") == "success":
         return ""  # answered from its idempotency record: nothing to warn of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
@@ -167,7 +167,7 @@ def _suggested(
     ctx = tool_context(runtime, services, task_id=state.get("task_id", ""), results=[])
 
     def run(call: dict[str, Any]) -> ToolResult:
-        return cast(ToolResult, services.executor.execute(call, ctx))
+        return services.executor.execute(call, ctx)
 
     voice = Voice(
         services.catalog, state.get("language", "zh"), services.catalog.scenario_of.get(task.intent)

@@ -73,7 +73,7 @@ def make_tool_node(services: Services) -> Node:
                     [*(state.get("tool_results") or []), *results], state.get("step_count", 0)
                 ),
             )
-            result: ToolResult = executor.execute(  # type: ignore[assignment]
+            result: ToolResult = executor.execute(
                 _untagged(call), after, decision=outcome.decision
             )
             results.append(result)

@@ -7,7 +7,7 @@ the booking in place and is reported as such.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -50,7 +50,7 @@ def make_appointment_node(services: Services) -> Node:
             ],
             ctx(),
         )
-        results.extend(cast(list[ToolResult], lookups))
+        results.extend(lookups)
         free = [
             s
             for s in (lookups[2].get("data") or {}).get("slots") or []
@@ -63,9 +63,8 @@ def make_appointment_node(services: Services) -> Node:
         slot_ref = {"slot_id": chosen["slot_id"]}
 
         def hold(decision: Decision | None) -> list[ToolResult]:
-            held = cast(
-                ToolResult,
-                executor.execute({"name": "hold_appointment_slot", "parameters": slot_ref}, ctx()),
+            held = executor.execute(
+                {"name": "hold_appointment_slot", "parameters": slot_ref}, ctx()
             )
             results.append(held)
             return [held]
@@ -97,7 +96,7 @@ def make_appointment_node(services: Services) -> Node:
         if booking.get("status") != "success":
             if outcome.decision is not None and outcome.decision.kind != "reject":
                 release = {"name": "release_appointment_slot", "parameters": slot_ref}
-                results.append(cast(ToolResult, executor.execute(release, ctx())))
+                results.append(executor.execute(release, ctx()))
             return _done(state, runtime, results)
         if classify(booking) is not None:  # recorded, not final (held for review): no notice
             return _done(state, runtime, results)
@@ -109,7 +108,7 @@ def make_appointment_node(services: Services) -> Node:
             },
         )
         notify = {"name": "notify_patient", "parameters": {"content": notice}}
-        results.append(cast(ToolResult, executor.execute(notify, ctx())))
+        results.append(executor.execute(notify, ctx()))
         return _done(state, runtime, results)
 
     return appointment

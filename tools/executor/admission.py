@@ -14,12 +14,13 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from limits import parse
 from redis import Redis
 
 from config.clock import Clock
+from tools.executor.envelope import ToolResult
 from tools.executor.guards import RateLimiter
 from tools.executor.stores import (
     DEFAULT_RETENTION_S,
@@ -39,7 +40,7 @@ class Admitted:
 
     allowed: bool
     """False: over the rate limit (the claim, if any, was released)."""
-    cached: dict[str, Any] | None
+    cached: ToolResult | None
     """A fresh cached result, for idempotent reads."""
     claim: Claim | None
     """The idempotency claim; ``None`` when not allowed."""
@@ -75,7 +76,7 @@ class Admission(Protocol):
         request_id: str,
         fingerprint: str,
         outcome: Outcome,
-        result: dict[str, Any],
+        result: ToolResult,
         cache_key: str | None,
         cache_ttl_s: float | None,
     ) -> None:
@@ -141,7 +142,7 @@ class LocalAdmission:
         request_id: str,
         fingerprint: str,
         outcome: Outcome,
-        result: dict[str, Any],
+        result: ToolResult,
         cache_key: str | None,
         cache_ttl_s: float | None,
     ) -> None:
@@ -274,7 +275,7 @@ class RedisAdmission:
         request_id: str,
         fingerprint: str,
         outcome: Outcome,
-        result: dict[str, Any],
+        result: ToolResult,
         cache_key: str | None,
         cache_ttl_s: float | None,
     ) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from config.limits import json_safe
-from tools.executor.envelope import envelope, request_id_for
+from tools.executor.envelope import ToolResult, envelope, request_id_for
 from tools.executor.errors import SchemaDriftError
 from tools.executor.parsing import ArgumentParseError, argument_problem, parse_arguments
 from tools.registry.cards import ToolCard
@@ -29,7 +29,7 @@ MAX_TOOL_NAME_CHARS = 128
 """Longest tool name looked up; longer ones are refused before any lookup."""
 
 
-def in_flight(result: dict[str, Any]) -> dict[str, Any]:
+def in_flight(result: ToolResult) -> ToolResult:
     """Say a call another run still holds is being processed: never that nothing happened."""
     if result["status"] != "unknown":
         return result  # the status lookup found the outcome
@@ -114,7 +114,7 @@ def loose_view(call: Any) -> Any:
     return short_text(call, 500)
 
 
-def call_shape(call: Any, ctx: ToolContext) -> tuple[dict[str, Any], str] | dict[str, Any]:
+def call_shape(call: Any, ctx: ToolContext) -> tuple[dict[str, Any], str] | ToolResult:
     """Return ``(call, name)`` for a well-shaped call, or the validation envelope."""
     reason: str | None = None
     if isinstance(call, str):

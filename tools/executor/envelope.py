@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Final, Literal, NotRequired, TypedDict
 
 from config.limits import json_safe
 from security.pii import mask_pii
@@ -38,7 +38,7 @@ class ToolResult(TypedDict, total=False):
 
     tool: str
     """The tool that ran (or was refused)."""
-    status: Literal["success", "failed", "rejected", "unknown", "pending"]
+    status: Literal["success", "failed", "timeout", "rejected", "unknown", "pending"]
     """``unknown``: a side effect may have happened and could not be confirmed;
     ``pending``: awaiting a confirmation."""
     error_type: str | None
@@ -64,6 +64,9 @@ class ToolResult(TypedDict, total=False):
     task_id: str
     """The task the call served, when one step served several (independent reads of one
     message); absent for the active task's own calls."""
+    _audit_only_flags: list[str]
+    """Flags for the audit record only (``AUDIT_ONLY_FLAGS``): the executor removes them
+    before the envelope is returned (someone else's resource reads as a missing one)."""
 
 
 Status = Literal["success", "failed", "timeout", "rejected", "pending", "unknown"]
@@ -103,7 +106,7 @@ def canonical(parameters: dict[str, Any]) -> str:
     )
 
 
-AUDIT_ONLY_FLAGS = "_audit_only_flags"
+AUDIT_ONLY_FLAGS: Final = "_audit_only_flags"
 """Envelope key for flags that go to the audit record and never into the returned envelope."""
 
 
@@ -132,7 +135,7 @@ def envelope(
     latency_ms: float = 0.0,
     duplicated: bool = False,
     flags: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> ToolResult:
     """Build the one result shape every tool call returns, success or not."""
     return {
         "tool": tool,
@@ -160,7 +163,7 @@ class Decision:
     """The edited arguments, for ``edit``."""
 
 
-def circuit_open(tool: str, request_id: str, attempts: int = 0) -> dict[str, Any]:
+def circuit_open(tool: str, request_id: str, attempts: int = 0) -> ToolResult:
     """The envelope of a call refused while the tool's breaker is open."""
     return envelope(
         tool=tool,
@@ -174,7 +177,7 @@ def circuit_open(tool: str, request_id: str, attempts: int = 0) -> dict[str, Any
 
 def system_failure(
     card: ToolCard, request_id: str, exc: Exception, *, transient: bool
-) -> dict[str, Any]:
+) -> ToolResult:
     """The envelope of a failure the backend caused (retryable when transient and idempotent)."""
     return envelope(
         tool=card.name,

@@ -55,6 +55,7 @@ from tools.executor.checks import (
 from tools.executor.envelope import (
     BACKEND_FAILURES,
     Decision,
+    ToolResult,
     canonical,
     circuit_open,
     envelope,
@@ -87,7 +88,7 @@ _log = logging.getLogger(__name__)
 class _SystemFailure(Exception):
     """A failure the breaker counts: transient, timeout or unexpected."""
 
-    def __init__(self, result: dict[str, Any], *, transient: bool) -> None:
+    def __init__(self, result: ToolResult, *, transient: bool) -> None:
         super().__init__(result.get("message"))
         self.result = result
         self.transient = transient
@@ -128,8 +129,8 @@ class ActionExecutor(CallPreparation):
     # ---- public API -------------------------------------------------------------------
 
     def execute(
-        self, call: dict[str, Any], ctx: ToolContext, *, decision: Decision | None = None
-    ) -> dict[str, Any]:
+        self, call: Mapping[str, Any], ctx: ToolContext, *, decision: Decision | None = None
+    ) -> ToolResult:
         """Prepare and run one call ``{name, parameters}``; never raises for bad input.
 
         A high-risk call without an approving ``decision`` is not executed: it answers
@@ -142,25 +143,25 @@ class ActionExecutor(CallPreparation):
         return self.run(prepared, ctx, decision=decision, started=started)
 
     async def aexecute(
-        self, call: dict[str, Any], ctx: ToolContext, *, decision: Decision | None = None
-    ) -> dict[str, Any]:
+        self, call: Mapping[str, Any], ctx: ToolContext, *, decision: Decision | None = None
+    ) -> ToolResult:
         """Run one call without blocking the event loop."""
         return await asyncio.to_thread(self.execute, call, ctx, decision=decision)
 
     def execute_many(
-        self, calls: Sequence[dict[str, Any]], ctx: ToolContext
-    ) -> list[dict[str, Any]]:
+        self, calls: Sequence[Mapping[str, Any]], ctx: ToolContext
+    ) -> list[ToolResult]:
         """Run independent calls concurrently; results keep the calls' order."""
         if isinstance(calls, Mapping | str | bytes) or not isinstance(calls, Sequence):
-            calls = [calls]  # type: ignore[list-item]  # one bad call still gets an envelope
+            calls = [calls]  # one bad call still gets an envelope
         if len(calls) <= 1:
             return [self.execute(call, ctx) for call in calls]
         with ThreadPoolExecutor(max_workers=min(16, len(calls))) as pool:
             return list(pool.map(lambda call: self.execute(call, ctx), calls))
 
     async def aexecute_many(
-        self, calls: Sequence[dict[str, Any]], ctx: ToolContext
-    ) -> list[dict[str, Any]]:
+        self, calls: Sequence[Mapping[str, Any]], ctx: ToolContext
+    ) -> list[ToolResult]:
         """Run independent calls concurrently on the event loop."""
         return list(await asyncio.gather(*(self.aexecute(call, ctx) for call in calls)))
 
@@ -172,7 +173,7 @@ class ActionExecutor(CallPreparation):
         *,
         decision: Decision | None = None,
         started: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Steps 5–12 for a prepared call."""
         started = time.perf_counter() if started is None else started
         result = self._run(prepared, ctx, decision)
@@ -180,7 +181,7 @@ class ActionExecutor(CallPreparation):
 
     def with_arguments(
         self, prepared: PreparedCall, parameters: dict[str, Any], ctx: ToolContext
-    ) -> PreparedCall | dict[str, Any]:
+    ) -> PreparedCall | ToolResult:
         """Re-prepare an edited call: new arguments are validated and get a new request id."""
         return self.prepare({"name": prepared.card.name, "parameters": parameters}, ctx)
 
@@ -188,7 +189,7 @@ class ActionExecutor(CallPreparation):
 
     def _run(
         self, prepared: PreparedCall, ctx: ToolContext, decision: Decision | None
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         card, request_id = prepared.card, prepared.request_id
         if prepared.needs_confirmation and (decision is None or decision.kind != "approve"):
             if decision is None:
@@ -252,7 +253,7 @@ class ActionExecutor(CallPreparation):
             if not card.idempotent:
                 return in_flight(self._check_status(prepared, ctx, attempts=0))
         if admitted.cached is not None:
-            result = {**admitted.cached, "request_id": request_id, "attempts": 0}
+            result: ToolResult = {**admitted.cached, "request_id": request_id, "attempts": 0}
             result["flags"] = ["cached"]
             self._settle(prepared, result, None)
             return result
@@ -263,12 +264,12 @@ class ActionExecutor(CallPreparation):
 
     def _execute(
         self, prepared: PreparedCall, ctx: ToolContext, breaker: CircuitBreaker
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         card = prepared.card
         attempts = 0
         settings = self.settings
 
-        def attempt() -> dict[str, Any]:
+        def attempt() -> ToolResult:
             nonlocal attempts
             breaker.before_call()
             attempts += 1
@@ -328,7 +329,7 @@ class ActionExecutor(CallPreparation):
             _log.exception("status lookup of %s failed", card.name)
             return False
 
-    def _attempt(self, prepared: PreparedCall, ctx: ToolContext) -> dict[str, Any]:
+    def _attempt(self, prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
         """One call of the handler under the card's deadline; raise what the breaker counts."""
         card, request_id = prepared.card, prepared.request_id
         ctx = replace(ctx, request_id=request_id)  # the handler's business_writes key
@@ -403,7 +404,7 @@ class ActionExecutor(CallPreparation):
 
     def _check_status(
         self, prepared: PreparedCall, ctx: ToolContext, *, attempts: int
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """After a side-effecting call's outcome is unknown, ask the card's status lookup."""
         card = prepared.card
         found = None
@@ -451,7 +452,7 @@ class ActionExecutor(CallPreparation):
         )
 
     def _settle(
-        self, prepared: PreparedCall, result: dict[str, Any], cache_key: str | None
+        self, prepared: PreparedCall, result: ToolResult, cache_key: str | None
     ) -> None:
         """Record the outcome: final ones are kept; a call that did not happen is released."""
         status = result["status"]

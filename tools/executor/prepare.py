@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,7 @@ from tools.executor.checks import (
 )
 from tools.executor.envelope import (
     AUDIT_ONLY_FLAGS,
+    ToolResult,
     envelope,
     fingerprint_for,
     request_id_for,
@@ -86,7 +88,7 @@ class CallPreparation:
     admission: Admission
     audit: AuditLog
 
-    def prepare(self, call: dict[str, Any], ctx: ToolContext) -> PreparedCall | dict[str, Any]:
+    def prepare(self, call: Mapping[str, Any], ctx: ToolContext) -> PreparedCall | ToolResult:
         """Steps 1–4 and the idempotency lookup. Return a prepared call or an envelope.
 
         An envelope here is final (refused, or answered from a stored result) and audited.
@@ -104,7 +106,7 @@ class CallPreparation:
             return self._finish(ctx, name, call.get("parameters"), prepared, started)
         return prepared
 
-    def switched_off(self, name: str, *, request_id: str = "") -> dict[str, Any] | None:
+    def switched_off(self, name: str, *, request_id: str = "") -> ToolResult | None:
         """The refusal of a registered tool that does not serve now, else ``None``.
 
         Disabled, retired or past its sunset: switched off is not "no such record", and must
@@ -122,7 +124,7 @@ class CallPreparation:
             request_id=request_id,
         )
 
-    def _prepare(self, call: dict[str, Any], ctx: ToolContext) -> PreparedCall | dict[str, Any]:
+    def _prepare(self, call: Mapping[str, Any], ctx: ToolContext) -> PreparedCall | ToolResult:
         name = str(call.get("name", ""))
         raw = call.get("parameters")
         card = self.registry.get(name, task_id=ctx.task_id or None)  # keeps the task's version
@@ -256,7 +258,7 @@ class CallPreparation:
                     )
         return prepared
 
-    def _not_found(self, name: str, request_id: str) -> dict[str, Any]:
+    def _not_found(self, name: str, request_id: str) -> ToolResult:
         available = self.registry.names()
         hint = self.registry.closest(name)
         gone = " It was removed." if self.registry.was_removed(name) else ""
@@ -270,7 +272,7 @@ class CallPreparation:
             request_id=request_id,
         )
 
-    def _replayed(self, prepared: PreparedCall, record: IdempotencyRecord) -> dict[str, Any] | None:
+    def _replayed(self, prepared: PreparedCall, record: IdempotencyRecord) -> ToolResult | None:
         if record.fingerprint != prepared.fingerprint:
             return envelope(
                 tool=prepared.card.name,
@@ -288,9 +290,9 @@ class CallPreparation:
         ctx: ToolContext,
         name: str,
         arguments: Any,
-        result: dict[str, Any],
+        result: ToolResult,
         started: float,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         result = {**result, "latency_ms": round((time.perf_counter() - started) * 1000, 3)}
         audit_only = result.pop(AUDIT_ONLY_FLAGS, [])
         arguments = mask_pii(json_safe(arguments))

@@ -16,10 +16,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from config.clock import Clock
 from storage.sqlite_files import connect_wal
+from tools.executor.envelope import ToolResult
 
 RecordState = Literal["pending", "succeeded", "failed"]
 DEFAULT_RETENTION_S = 24 * 3600
@@ -35,7 +36,7 @@ class IdempotencyRecord:
     """Hash of tool and canonical arguments, to catch a key reused for other arguments."""
     state: RecordState
     """pending while the handler runs; then succeeded or failed."""
-    result: dict[str, Any] | None
+    result: ToolResult | None
     """The stored envelope once finished."""
 
 
@@ -103,7 +104,7 @@ class IdempotencyStore(Protocol):
         ...
 
     def complete(
-        self, request_id: str, state: Literal["succeeded", "failed"], result: dict[str, Any]
+        self, request_id: str, state: Literal["succeeded", "failed"], result: ToolResult
     ) -> None:
         """Store the final state and result."""
         ...
@@ -145,7 +146,7 @@ class MemoryIdempotencyStore:
             return Claim(acquired=True, record=None)
 
     def complete(
-        self, request_id: str, state: Literal["succeeded", "failed"], result: dict[str, Any]
+        self, request_id: str, state: Literal["succeeded", "failed"], result: ToolResult
     ) -> None:
         """Store the outcome."""
         with self._lock:
@@ -226,7 +227,7 @@ class SQLiteIdempotencyStore:
         return Claim(acquired=False, record=_record(request_id, *row))
 
     def complete(
-        self, request_id: str, state: Literal["succeeded", "failed"], result: dict[str, Any]
+        self, request_id: str, state: Literal["succeeded", "failed"], result: ToolResult
     ) -> None:
         """Store the outcome."""
         with self._lock:
@@ -262,11 +263,11 @@ def _record(request_id: str, fingerprint: str, state: str, result: str | None) -
 class ResultCache(Protocol):
     """Cached results of idempotent read tools."""
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> ToolResult | None:
         """Return a cached envelope, if fresh."""
         ...
 
-    def put(self, key: str, value: dict[str, Any], ttl_s: float) -> None:
+    def put(self, key: str, value: ToolResult, ttl_s: float) -> None:
         """Cache ``value`` for ``ttl_s`` seconds."""
         ...
 
@@ -282,10 +283,10 @@ class MemoryResultCache:
         """Hold at most ``maxsize`` results; ``clock`` times their expiry."""
         self.maxsize = maxsize
         self._clock = clock
-        self._entries: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._entries: dict[str, tuple[float, ToolResult]] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> ToolResult | None:
         """Return a fresh cached result."""
         found = self._entries.get(key)
         if found is None:
@@ -297,7 +298,7 @@ class MemoryResultCache:
                 del self._entries[key]
         return None
 
-    def put(self, key: str, value: dict[str, Any], ttl_s: float) -> None:
+    def put(self, key: str, value: ToolResult, ttl_s: float) -> None:
         """Cache a result for ``ttl_s`` seconds."""
         expires = self._clock() + ttl_s
         with self._lock:
