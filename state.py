@@ -15,6 +15,7 @@ from typing import (
     Any,
     Literal,
     NotRequired,
+    TypeAlias,
     TypedDict,
     get_args,
     get_origin,
@@ -35,6 +36,7 @@ from protocol.message import (
     PayloadStore,
     ProtocolMessage,
     ProtocolMessageTooLarge,
+    ProtocolRecord,
     ProtocolToolCall,
     Role,
     ValidatedProtocol,
@@ -45,8 +47,8 @@ from tools.executor.envelope import ToolCall, ToolResult
 
 
 def append_protocol(
-    left: list[dict[str, Any]] | None, right: ProtocolMessage | dict[str, Any] | list[Any] | None
-) -> list[dict[str, Any]]:
+    left: list[ProtocolRecord] | None, right: ProtocolMessage | ProtocolRecord | list[Any] | None
+) -> list[ProtocolRecord]:
     """Append protocol messages, validating each so masking and size limits always hold.
 
     Messages are stored as JSON-ready dicts: every checkpointer and the LangGraph API can
@@ -57,14 +59,14 @@ def append_protocol(
     return [*(left or []), *(_validated(item) for item in items)]
 
 
-def _validated(item: ProtocolMessage | dict[str, Any]) -> dict[str, Any]:
+def _validated(item: ProtocolMessage | ProtocolRecord) -> ProtocolRecord:
     if isinstance(item, ValidatedProtocol):
         return dict(item)
     message = item if isinstance(item, ProtocolMessage) else ProtocolMessage.model_validate(item)
     return message.model_dump(mode="json")
 
 
-def merge_slots(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+def merge_slots(left: SlotValues | None, right: SlotValues | None) -> SlotValues:
     """Merge newly filled slots into the task's slots; a ``None`` value clears a slot."""
     merged = dict(left or {})
     for key, value in (right or {}).items():
@@ -95,6 +97,16 @@ NextStep = Literal[
 yes or a no, so understanding reads it as a message; ``next``: on to the next queued task)."""
 
 
+StateUpdate: TypeAlias = dict[str, Any]
+"""What a node returns: only the keys it changes, each in the form its reducer takes (one
+protocol message for ``protocol``, new envelopes for ``tool_results``), which is not the
+key's stored type, so ``AgentState`` cannot type it; ``applied`` folds it into a state."""
+
+SlotValues: TypeAlias = dict[str, Any]
+"""Slot name → value, as the task's tool takes it (``amount_cents``: an int of cents, a date
+as ISO text, a vaulted value as its token): each scenario's slots are its own."""
+
+
 class PendingConfirmation(TypedDict):
     """An action waiting for the person's yes or no, so a typed answer can reach it."""
 
@@ -113,7 +125,7 @@ class TaskFrame(TypedDict):
     """Its intent."""
     task_id: str
     """Its task id, kept so its slots and idempotency keys stay its own."""
-    slots: dict[str, Any]
+    slots: SlotValues
     """The slots gathered so far (vaulted values as tokens)."""
     status: Literal["queued", "batched", "suspended"]
     """``queued``: a message started it and it waits its turn; ``batched``: it runs in the
@@ -176,7 +188,7 @@ class CommandRecord(TypedDict):
     confidence: float
     evidence: list[str]
     intent: NotRequired[str | None]
-    slots: NotRequired[dict[str, Any]]
+    slots: NotRequired[SlotValues]
     after: NotRequired[str | None]
     intents: NotRequired[list[str]]
     act: NotRequired[str]
@@ -190,7 +202,7 @@ class AgentState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     """The recent conversation as LangChain messages: user, assistant, tool calls and results;
     older turns are in the transcript store and ``summary``."""
-    protocol: Annotated[list[dict[str, Any]], append_protocol]
+    protocol: Annotated[list[ProtocolRecord], append_protocol]
     """The thread's recent protocol messages, masked and size-checked; older ones are in the
     transcript store (``storage.transcript``)."""
     task_id: str
@@ -205,11 +217,11 @@ class AgentState(TypedDict, total=False):
     """Which cues the recognizer matched, for audit and for reflect-refine."""
     intent_candidates: list[str]
     """Intents with some support when none is clear, for a pointed clarifying question."""
-    slots: Annotated[dict[str, Any], merge_slots]
+    slots: Annotated[SlotValues, merge_slots]
     """Parameters gathered for the current task, merged turn by turn."""
     missing_slots: list[str]
     """Required slots still unknown; non-empty ends the turn with a question."""
-    offered: dict[str, Any] | None
+    offered: SlotValues | None
     """Slot → the one value the last question offered for it (a yes takes it); the next
     message's reading clears it."""
     invalid_slots: dict[str, str]
@@ -298,7 +310,7 @@ def _messages_in_one(first: Any, second: Any) -> list[Any]:
     return [*earlier, *later]
 
 
-def _merged(first: dict[str, Any] | None, second: dict[str, Any] | None) -> dict[str, Any]:
+def _merged(first: SlotValues | None, second: SlotValues | None) -> SlotValues:
     return {**(first or {}), **(second or {})}
 
 
@@ -330,7 +342,7 @@ message the first removes and the second adds again, which is refused); counting
 merge, a later ``None`` still clearing a slot."""
 
 
-def applied(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+def applied(state: Mapping[str, Any], update: Mapping[str, Any]) -> StateUpdate:
     """Return ``state`` after ``update``, as the graph's channels would apply it."""
     out = dict(state)
     for key, value in update.items():
@@ -344,7 +356,7 @@ def applied(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, An
     return out
 
 
-def in_one_write(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
+def in_one_write(first: Mapping[str, Any], second: Mapping[str, Any]) -> StateUpdate:
     """Return one update that leaves the state as ``first`` and then ``second`` would.
 
     A key only one of them writes keeps its write; a key without a reducer takes the second
@@ -386,6 +398,9 @@ __all__ = [
     "MAX_PROTOCOL_FIELD_BYTES",
     "REFUSE_OVERSIZE",
     "AgentState",
+    "ProtocolRecord",
+    "SlotValues",
+    "StateUpdate",
     "CommandKind",
     "CommandRecord",
     "Context",

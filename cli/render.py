@@ -9,10 +9,10 @@ from langchain_core.messages import AIMessage
 from rich.console import Console
 from rich.text import Text
 
-from state import ProtocolMessage
+from state import ProtocolMessage, StateUpdate
 
 
-def _last_note(update: dict[str, Any]) -> dict[str, Any]:
+def _last_note(update: StateUpdate) -> dict[str, Any]:
     return _plain(update["protocol"][-1])
 
 
@@ -72,7 +72,7 @@ def _question(payload: Any) -> str:
     return str(payload.get("question", payload)) if isinstance(payload, dict) else str(payload)
 
 
-def _intent_line(update: dict[str, Any]) -> str:
+def _intent_line(update: StateUpdate) -> str:
     confidence = update.get("confidence")
     if confidence is None:  # a typed answer to a pending confirmation, a hand-over
         evidence = update.get("intent_evidence")
@@ -84,7 +84,7 @@ def _intent_line(update: dict[str, Any]) -> str:
     )
 
 
-def _reflect_line(update: dict[str, Any]) -> str:
+def _reflect_line(update: StateUpdate) -> str:
     note = _last_note(update)["content"]
     if note.get("trigger") == "tool_failure":
         return f"tool failed, retry #{update.get('retry_count')}"
@@ -93,7 +93,7 @@ def _reflect_line(update: dict[str, Any]) -> str:
     return f"re-examined → {after['intent']} ({after['confidence']:.2f}), decision={decision}"
 
 
-def _slots_line(update: dict[str, Any]) -> str:
+def _slots_line(update: StateUpdate) -> str:
     note = next(
         (
             n["content"]
@@ -113,7 +113,7 @@ def _slots_line(update: dict[str, Any]) -> str:
     return line
 
 
-def _tool_line(update: dict[str, Any]) -> str:
+def _tool_line(update: StateUpdate) -> str:
     if update.get("decision") == "revise":
         return f"corrected {update.get('slots')}; asking again"
     parts = []
@@ -129,19 +129,19 @@ def _tool_line(update: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _results_line(update: dict[str, Any]) -> str:
+def _results_line(update: StateUpdate) -> str:
     return "; ".join(
         f"{r['tool']} → {r['status']}" + (f"/{r['error_type']}" if r["error_type"] else "")
         for r in _results(update)
     )
 
 
-def _results(update: dict[str, Any]) -> list[dict[str, Any]]:
+def _results(update: StateUpdate) -> list[dict[str, Any]]:
     results = update.get("tool_results") or []
     return list(getattr(results, "value", results))
 
 
-def _reply(update: dict[str, Any]) -> str | None:
+def _reply(update: StateUpdate) -> str | None:
     """The text of the answer an update adds, if it adds one (not a call it announces)."""
     for message in reversed(update.get("messages") or []):
         if isinstance(message, AIMessage) and not message.tool_calls and message.content:

@@ -13,7 +13,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 import orjson
 
@@ -34,6 +34,11 @@ MESSAGE_TOO_LONG = {
     ),
 }
 """The reply to an over-long message, by language."""
+
+
+JsonObject: TypeAlias = dict[str, Any]
+"""A JSON object whose shape the code holding it does not fix: a record read back from a store
+or written to a log, a handler's data, a peer's extra fields. Typed payloads are TypedDicts."""
 
 
 def too_long(text: str, limit: int = MAX_USER_MESSAGE_CHARS) -> bool:

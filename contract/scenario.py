@@ -17,6 +17,7 @@ from graphlib import TopologicalSorter
 from typing import TYPE_CHECKING, Any, Protocol
 
 from contract.text_match import normalize
+from state import SlotValues
 
 if TYPE_CHECKING:
     import sqlite3
@@ -50,7 +51,7 @@ Cues = tuple[tuple[str, float], ...]
 class SlotResult:
     """Slot values found in one message."""
 
-    slots: dict[str, Any] = field(default_factory=dict)
+    slots: SlotValues = field(default_factory=dict)
     """Valid values by slot name."""
     invalid: dict[str, str] = field(default_factory=dict)
     """Slot name → ``"<value>: <reason>"`` for a value the user gave that is not usable."""

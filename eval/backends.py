@@ -23,6 +23,7 @@ from observability.audit import AuditLog
 from scenarios import SCENARIOS
 from scenarios.weather.demo_server import start_demo_weather_server
 from security.permissions import Permissions
+from state import StateUpdate
 from storage.db import Database
 from tools.executor.errors import PermanentToolError, ToolError, TransientToolError
 from tools.executor.failures import classify, said
@@ -59,7 +60,7 @@ def eval_settings(*, today: str | date, weather_url: str, base_url: str | None =
     points the model at the evaluation's cache proxy.
     """
     day = today if isinstance(today, date) else date.fromisoformat(str(today))
-    update: dict[str, Any] = {"today": day, "weather_url": weather_url}
+    update: StateUpdate = {"today": day, "weather_url": weather_url}
     if base_url is not None:
         update["base_url"] = base_url
     return get_settings().model_copy(update=update)

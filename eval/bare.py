@@ -24,6 +24,7 @@ from eval.backends import (
     ToolRegistry,
     envelope,
 )
+from tools.registry.types import Arguments
 
 NAIVE_ATTEMPTS = 3
 """Attempts per call, whatever the tool does."""
@@ -137,7 +138,7 @@ class BareExecutor(ActionExecutor):
         return self.run(prepared, ctx, decision=decision)
 
     def with_arguments(
-        self, prepared: PreparedCall, parameters: dict[str, Any], ctx: ToolContext
+        self, prepared: PreparedCall, parameters: Arguments, ctx: ToolContext
     ) -> PreparedCall | dict[str, Any]:
         """Take edited arguments as they are."""
         return self.prepare({"name": prepared.card.name, "parameters": parameters}, ctx)

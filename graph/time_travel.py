@@ -18,7 +18,7 @@ from langgraph.types import StateSnapshot
 from contract.scenario import Scenario, ScenarioSet
 from nodes.slot_filling import plan_tool_calls
 from scenarios import SCENARIOS
-from state import Context
+from state import Context, SlotValues, StateUpdate
 
 
 class CheckpointNotFoundError(LookupError):
@@ -45,7 +45,7 @@ class HistoryEntry:
     """The task's intent at this point."""
     confidence: float | None
     """The intent's confidence at this point."""
-    slots: dict[str, Any]
+    slots: SlotValues
     """Slots gathered so far."""
     last_protocol: str
     """The newest protocol message, as ``role: content``."""
@@ -179,7 +179,7 @@ def rollback(
 
 def parse_assignments(assignments: list[str]) -> dict[str, Any]:
     """Turn ``["slots.order_id=OD-1", "intent=URGE_DELIVERY"]`` into a state update."""
-    update: dict[str, Any] = {}
+    update: StateUpdate = {}
     for assignment in assignments:
         path, sep, value = assignment.partition("=")
         if not sep or not path:

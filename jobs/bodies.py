@@ -27,6 +27,7 @@ from jobs.runner import JobBody, JobCallback, JobContext, JobRunner, job_id_for
 from jobs.store import Job
 from storage.db import Database, data_dir
 from tools.registry.context import ToolContext
+from tools.registry.types import Arguments
 
 STARTED_MESSAGE = "已开始，完成后通知您"
 
@@ -146,7 +147,7 @@ def exports_dir(settings: Settings) -> Any:
 
 
 def start_job(
-    runner: JobRunner, kind: str, params: dict[str, Any], ctx: ToolContext
+    runner: JobRunner, kind: str, params: Arguments, ctx: ToolContext
 ) -> dict[str, Any]:
     """Start (or find) the job for this task and arguments; answer at once.
 

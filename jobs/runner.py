@@ -34,6 +34,7 @@ from jobs.notify import LangGraphRunNotifier
 from jobs.store import Clock, Job, JobError, JobState, JobStore, SystemClock, job_store
 from security.tokens import issue_token
 from tools.executor.errors import ToolError
+from tools.registry.types import Arguments
 
 _log = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ JobBody = Callable[[dict[str, Any], JobContext], dict[str, Any]]
 JobCallback = Callable[[Job], Any]
 
 
-def job_id_for(kind: str, params: dict[str, Any], scope: str = "") -> str:
+def job_id_for(kind: str, params: Arguments, scope: str = "") -> str:
     """Derive a job id from what is asked, so a repeated start finds the same job."""
     blob = json.dumps([kind, scope, params], sort_keys=True, ensure_ascii=False)
     return "job-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -150,7 +151,7 @@ class JobRunner:
     def submit(
         self,
         kind: str,
-        params: dict[str, Any],
+        params: Arguments,
         *,
         job_id: str | None = None,
         owner: str = "",

@@ -14,13 +14,15 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypedDict
+from typing import Literal, Protocol, TypedDict
 
 from redis import Redis
 from redis.exceptions import WatchError
 
+from config.limits import JsonObject
 from config.settings import Settings
 from storage.sqlite_files import connect_wal
+from tools.registry.types import Arguments
 
 JobState = Literal["queued", "running", "succeeded", "failed"]
 
@@ -82,7 +84,7 @@ class JobError(TypedDict):
 
     error_type: str
     message: str
-    details: dict[str, Any]
+    details: JsonObject
 
 
 @dataclass(frozen=True)
@@ -92,14 +94,14 @@ class Job:
     job_id: str
     kind: str
     """Which registered body runs it, e.g. ``export_sales``."""
-    params: dict[str, Any]
+    params: Arguments
     """The validated parameters (JSON)."""
     state: JobState = "queued"
     done: int = 0
     """Items done so far (progress)."""
     total: int | None = None
     """Items in all, once known."""
-    result: dict[str, Any] | None = None
+    result: JsonObject | None = None
     error: JobError | None = None
     attempts: int = 0
     """Times a runner started the body (a resume after a crash counts)."""
@@ -107,7 +109,7 @@ class Job:
     """The user who started it, for "is my export done" lookups."""
     thread_id: str | None = None
     """The conversation to tell when it ends."""
-    context: dict[str, Any] = field(default_factory=dict)
+    context: JsonObject = field(default_factory=dict)
     """The trusted run context (user id, role) to continue the conversation with."""
     created_at: float = 0.0
     updated_at: float = 0.0
@@ -121,16 +123,16 @@ class Job:
         """Tell whether the job reached an end state."""
         return self.state in TERMINAL
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """Serialize for a store."""
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> Job:
+    def from_dict(cls, raw: JsonObject) -> Job:
         """Rebuild from a store."""
         return cls(**raw)
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> JsonObject:
         """Return what a tool result or a user may see (no lease internals, no params)."""
         return {
             "job_id": self.job_id,

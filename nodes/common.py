@@ -17,6 +17,7 @@ from state import (
     Context,
     Overwrite,
     ProtocolMessage,
+    StateUpdate,
     ToolResult,
 )
 from tools.registry.context import TaskHistory, ToolContext
@@ -30,7 +31,7 @@ EPHEMERAL_SESSION = "ephemeral"
 class Node(Protocol):
     """A graph node: a function of the state and the runtime returning the keys it changes."""
 
-    def __call__(self, state: AgentState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def __call__(self, state: AgentState, *, runtime: Runtime[Context]) -> StateUpdate:
         """Run the node."""
         ...
 
@@ -192,7 +193,7 @@ def protocol_fields(
     role: str,
     content: Any,
     **fields: Any,
-) -> dict[str, Any]:
+) -> StateUpdate:
     """Collect a protocol message's fields, stamped with the session, task and caller role."""
     context = context_of(runtime)
     base: dict[str, Any] = {
@@ -214,7 +215,7 @@ def protocol_message(
     role: str,
     content: Any,
     **fields: Any,
-) -> dict[str, Any]:
+) -> StateUpdate:
     """Build a validated protocol message stamped with the session, task and caller role.
 
     It is returned as a JSON-ready dict: node outputs are checkpointed as pending writes,
@@ -232,8 +233,8 @@ _ALWAYS_WRITTEN = frozenset(("messages", "protocol"))
 
 
 def only_changes(
-    state: Mapping[str, Any], update: dict[str, Any], *, keep: Collection[str] = ()
-) -> dict[str, Any]:
+    state: Mapping[str, Any], update: StateUpdate, *, keep: Collection[str] = ()
+) -> StateUpdate:
     """Drop the keys of ``update`` that would leave the state as it is.
 
     Every key a node returns is a channel write: LangGraph bumps its version, and the

@@ -40,7 +40,7 @@ from langgraph.types import Overwrite
 
 from nodes.common import Node, message_text, session_id
 from security.pii import mask_pii
-from state import AgentState, Context, ConversationSummary, append_protocol
+from state import AgentState, Context, ConversationSummary, StateUpdate, append_protocol
 from storage.transcript import TranscriptEntry, TranscriptStore, entry_key
 
 if TYPE_CHECKING:
@@ -111,13 +111,13 @@ def summary_text(summary: ConversationSummary | None) -> str:
 
 def compact_update(
     state: AgentState,
-    update: dict[str, Any],
+    update: StateUpdate,
     *,
     keep_turns: int,
     keep_protocol: int,
     store: TranscriptStore,
     thread_id: str,
-) -> dict[str, Any]:
+) -> StateUpdate:
     """Return ``update`` plus the removals that bound the state after it is applied.
 
     What is removed is appended to ``store`` first, so a crash between the two loses nothing
@@ -158,7 +158,7 @@ def with_compaction(
 ) -> Node:
     """Wrap a node that ends a turn so that its update also compacts the state."""
 
-    def compacted(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def compacted(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         update = node(state, runtime=runtime)
         return compact_update(
             state,
@@ -229,7 +229,7 @@ def unpinning_tools(node: Node, services: Services) -> Node:
     the task is answered or handed over, the pins only hold an old version back.
     """
 
-    def ended(state: AgentState, runtime: Any) -> dict[str, Any]:
+    def ended(state: AgentState, runtime: Any) -> StateUpdate:
         out = node(state, runtime=runtime)
         task_id = state.get("task_id")
         if task_id:

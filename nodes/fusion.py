@@ -27,13 +27,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.common import Node
-from state import AgentState, Context, applied, in_one_write
+from state import AgentState, Context, StateUpdate, applied, in_one_write
 
 
 def continued(first: Node, *, route: Callable[[Any], Any], into: str, then: Node) -> Node:
     """Return ``first`` going on into ``then`` when ``route`` sends its result to ``into``."""
 
-    def node(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def node(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         update = first(state, runtime=runtime)
         after = applied(state, update)
         if route(after) != into:

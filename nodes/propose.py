@@ -8,8 +8,6 @@ records the pause, so a typed "确认" that arrives as a new message can be read
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
@@ -19,7 +17,7 @@ from nodes.services import Services
 from nodes.slot_filling import display_values
 from nodes.tool import changes_said
 from nodes.wording import Voice
-from state import AgentState, Context, PendingConfirmation, ToolResult
+from state import AgentState, Context, PendingConfirmation, StateUpdate, ToolResult
 from tools.executor.failures import classify
 from tools.executor.pipeline import PreparedCall
 
@@ -27,7 +25,7 @@ from tools.executor.pipeline import PreparedCall
 def make_propose_node(services: Services) -> Node:
     """Build the node that announces the planned action."""
 
-    def propose(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def propose(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Write the confirmation question (or the hand-over) as an AI message."""
         intent = state.get("intent", "")
         task = services.catalog.task(intent)

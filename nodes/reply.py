@@ -23,7 +23,7 @@ from nodes.common import Node, context_of, message_text, protocol_message
 from nodes.services import Services
 from nodes.wording import Voice
 from security.untrusted import withhold_flagged
-from state import AgentState, Context, TaskFrame, ToolResult
+from state import AgentState, Context, StateUpdate, TaskFrame, ToolResult
 from tools.executor.failures import MEANINGS, classify, reference, said
 from understanding.engine import next_frame
 from understanding.model_reply import phrase_reply
@@ -34,7 +34,7 @@ _log = logging.getLogger(__name__)
 def make_reply_node(services: Services) -> Node:
     """Build the node that answers from the task's latest tool results."""
 
-    def reply(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def reply(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Answer the user from this step's results, one line per result; then the next task.
 
         A step may have served several tasks of one message (two cities): each result is
@@ -87,7 +87,7 @@ def make_reply_node(services: Services) -> Node:
             confidence=state.get("confidence", 1.0),
             error=error,
         )
-        update: dict[str, Any] = {
+        update: StateUpdate = {
             "messages": [AIMessage(content=text)],
             "protocol": [note],
             "step_count": 1,
@@ -127,7 +127,7 @@ def _task_state(state: AgentState, frame: TaskFrame | None) -> AgentState:
 
 def _next_task(
     services: Services, state: AgentState, voice: Voice, results: list[ToolResult]
-) -> dict[str, Any]:
+) -> StateUpdate:
     """Start the next queued task, if any; tasks waiting on a failed one are dropped."""
     stack = [f for f in state.get("task_stack") or [] if f["status"] != "batched"]
     if not any(f["status"] == "queued" for f in stack):
@@ -171,7 +171,7 @@ def _next_task(
     }
 
 
-def _asked_again(services: Services, state: AgentState) -> dict[str, Any]:
+def _asked_again(services: Services, state: AgentState) -> StateUpdate:
     """Reopen the slot the reply asks for again, so the user's answer continues the task.
 
     The slot's old value is dropped: an answer without a new one is asked for it, not run

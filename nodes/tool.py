@@ -28,7 +28,7 @@ from nodes.plan_cache import learn_from_results
 from nodes.services import Services
 from nodes.slot_filling import display_values
 from nodes.wording import Voice
-from state import AgentState, Context, ProtocolMessage, ToolCall, ToolResult
+from state import AgentState, Context, ProtocolMessage, StateUpdate, ToolCall, ToolResult
 from tools.executor.client_view import client_view
 from tools.registry.context import TaskHistory
 
@@ -36,7 +36,7 @@ from tools.registry.context import TaskHistory
 def make_tool_node(services: Services) -> Node:
     """Build the node that runs ``pending_tool_calls`` through the executor."""
 
-    def tool(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def tool(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Run every planned call; identity comes from the runtime context, not the call."""
         executor = services.executor
         ctx = replace(
@@ -89,7 +89,7 @@ def _record(
     runtime: Runtime[Context],
     calls: list[ToolCall],
     results: list[ToolResult],
-) -> dict[str, Any]:
+) -> StateUpdate:
     """Write each call and its result as messages and protocol messages."""
     attempt = state.get("retry_count", 0)
     announced = _announced_calls(state)
@@ -197,12 +197,12 @@ def requested_effects(services: Services, state: AgentState) -> frozenset[str]:
     return frozenset(allowed)
 
 
-def reread(state: AgentState, answer: str) -> dict[str, Any]:
+def reread(state: AgentState, answer: str) -> StateUpdate:
     """Send words given instead of a yes or a no back to understanding, as the user's message.
 
     A typed answer is the latest message already; a resume value becomes one. Nothing ran.
     """
-    update: dict[str, Any] = {"decision": "reread", "step_count": 1, "answer": None}
+    update: StateUpdate = {"decision": "reread", "step_count": 1, "answer": None}
     latest = latest_user_message(state)
     if latest is None or message_text(latest) != answer:
         update["messages"] = [HumanMessage(content=answer)]

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from config.limits import dumps_compact
+from config.limits import JsonObject, dumps_compact
 from config.settings import get_settings
 from observability import tracing
 from observability.metrics import default_metrics
@@ -34,7 +34,7 @@ from security.pii import mask_pii
 
 _log = logging.getLogger(__name__)
 
-Sink = Callable[[dict[str, Any]], None]
+Sink = Callable[[JsonObject], None]
 """Receives every masked record, on the writer thread, after it is on disk."""
 
 IDLE_CLOSE_S = 2.0
@@ -79,20 +79,20 @@ class AuditLog:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = None
-        self.records: list[dict[str, Any]] = []
+        self.records: list[JsonObject] = []
         if sinks is None:
             sinks = default_sinks() if self.path is not None else ()
         self.sinks: list[Sink] = list(sinks)
-        self._queue: queue.Queue[dict[str, Any] | list[dict[str, Any]] | None] = queue.Queue()
+        self._queue: queue.Queue[JsonObject | list[JsonObject] | None] = queue.Queue()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._drain, name="reach-audit", daemon=True)
         self._thread.start()
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: JsonObject) -> None:
         """Queue a record; masking happens here so no identifier reaches the file."""
         self._queue.put(self._masked(record))
 
-    def write_many(self, records: Sequence[dict[str, Any]]) -> None:
+    def write_many(self, records: Sequence[JsonObject]) -> None:
         """Queue several records at once: the writer thread wakes once for all of them.
 
         Each wake-up costs the caller the GIL for a while; a turn's trace written record
@@ -101,8 +101,8 @@ class AuditLog:
         if records:
             self._queue.put([self._masked(record) for record in records])
 
-    def _masked(self, record: dict[str, Any]) -> dict[str, Any]:
-        masked: dict[str, Any] = mask_pii(record)  # the same object when it is clean
+    def _masked(self, record: JsonObject) -> JsonObject:
+        masked: JsonObject = mask_pii(record)  # the same object when it is clean
         if "kind" not in masked or "ts" not in masked:
             masked = dict(masked)  # a copy: the caller's record stays as it was
             masked.setdefault("kind", "tool_call")
@@ -160,7 +160,7 @@ class AuditLog:
         self._queue.put(None)
         self._thread.join(timeout_s)
 
-    def _next(self) -> dict[str, Any] | list[dict[str, Any]] | None:
+    def _next(self) -> JsonObject | list[JsonObject] | None:
         """Wait for the next item; let go of the file while nothing comes."""
         try:
             return self._queue.get(timeout=IDLE_CLOSE_S)
@@ -182,7 +182,7 @@ class AuditLog:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            records: list[dict[str, Any]] = []
+            records: list[JsonObject] = []
             stop = False
             markers: list[threading.Event] = []
             for item in batch:
@@ -203,7 +203,7 @@ class AuditLog:
             if stop:
                 return
 
-    def _store(self, records: list[dict[str, Any]]) -> None:
+    def _store(self, records: list[JsonObject]) -> None:
         if not records:
             return
         with self._lock:
@@ -250,7 +250,7 @@ class RedisStreamSink:
         self.stream = stream
         self.maxlen = maxlen
 
-    def __call__(self, record: dict[str, Any]) -> None:
+    def __call__(self, record: JsonObject) -> None:
         """Append ``record``."""
         self.client.xadd(
             self.stream,
@@ -270,9 +270,9 @@ class RedisStreamSink:
 
 def read_stream(
     client: StreamClient, stream: str = "reach:audit", *, session_id: str | None = None
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """Return the records of ``stream`` in order, only ``session_id``'s when given."""
-    records: list[dict[str, Any]] = []
+    records: list[JsonObject] = []
     start = "-"
     while True:
         batch = client.xrange(stream, min=start, max="+", count=1000)
@@ -298,7 +298,7 @@ def _text(value: Any) -> str:
 # ---- reading the file ----------------------------------------------------------------------
 
 
-def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+def iter_jsonl(path: str | Path) -> Iterator[JsonObject]:
     """Yield the records of a JSON-lines log, skipping a torn or foreign line."""
     file = Path(path)
     if not file.exists():
@@ -316,7 +316,7 @@ def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
                 yield record
 
 
-def read_jsonl(path: str | Path, *, session_id: str | None = None) -> list[dict[str, Any]]:
+def read_jsonl(path: str | Path, *, session_id: str | None = None) -> list[JsonObject]:
     """Return the records of a JSON-lines log, only ``session_id``'s when given."""
     return [
         record

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeAlias
 
 from langchain_core.messages import (
     AIMessage,
@@ -39,6 +39,7 @@ from config.limits import (
     json_safe,
 )
 from security.pii import mask_pii
+from tools.registry.types import Arguments
 
 MAX_PROTOCOL_BYTES = 5 * 1024
 """The design's ceiling for one protocol message, measured as UTF-8 JSON."""
@@ -50,6 +51,11 @@ REFUSE_OVERSIZE = {"oversize": "refuse"}
 _SHORT_FIELDS = ("error", "session_id", "task_id", "parent_task_id", "user_role")
 
 Role = Literal["user", "assistant", "tool", "system", "agent"]
+
+
+ProtocolRecord: TypeAlias = dict[str, Any]
+"""A protocol message as the state and every peer keep it: ``ProtocolMessage`` dumped to JSON,
+with the unknown fields of a newer peer kept (``extra="allow"``), so its keys are open."""
 
 
 class ProtocolMessageTooLarge(ValueError):
@@ -65,7 +71,7 @@ class ProtocolToolCall(BaseModel):
     """Correlates the call with the tool message that answers it."""
     name: str
     """The tool's verb_object name."""
-    parameters: dict[str, Any] = Field(default_factory=dict)
+    parameters: Arguments = Field(default_factory=dict)
     """Arguments as a JSON object."""
 
     @field_validator("parameters", mode="before")

@@ -10,22 +10,22 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from redis import Redis
 
-from config.limits import dumps_compact
+from config.limits import JsonObject, dumps_compact
 from storage.sqlite_files import connect_wal
 
 
 class KeyValueStore(Protocol):
     """JSON objects by string key, within one namespace."""
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> JsonObject | None:
         """Return the value at ``key``, if any."""
         ...
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
+    def put(self, key: str, value: JsonObject) -> None:
         """Store ``value`` at ``key``, replacing what was there."""
         ...
 
@@ -33,11 +33,11 @@ class KeyValueStore(Protocol):
         """Remove ``key``; tell whether it existed."""
         ...
 
-    def items(self, prefix: str = "") -> dict[str, dict[str, Any]]:
+    def items(self, prefix: str = "") -> dict[str, JsonObject]:
         """Return every key starting with ``prefix`` and its value."""
         ...
 
-    def put_if_absent(self, key: str, value: dict[str, Any]) -> dict[str, Any]:
+    def put_if_absent(self, key: str, value: JsonObject) -> JsonObject:
         """Store ``value`` unless ``key`` has one; return what is stored now (one round trip)."""
         ...
 
@@ -51,16 +51,16 @@ class MemoryKV:
 
     def __init__(self) -> None:
         """Start empty."""
-        self._data: dict[str, dict[str, Any]] = {}
+        self._data: dict[str, JsonObject] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> JsonObject | None:
         """Return a copy of the value, so callers cannot change the store by accident."""
         with self._lock:
             value = self._data.get(key)
             return None if value is None else json.loads(json.dumps(value))
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
+    def put(self, key: str, value: JsonObject) -> None:
         """Store a JSON round-tripped copy, refusing what would not survive SQLite or Redis."""
         with self._lock:
             self._data[key] = json.loads(json.dumps(value))
@@ -70,7 +70,7 @@ class MemoryKV:
         with self._lock:
             return self._data.pop(key, None) is not None
 
-    def put_if_absent(self, key: str, value: dict[str, Any]) -> dict[str, Any]:
+    def put_if_absent(self, key: str, value: JsonObject) -> JsonObject:
         """Store ``value`` unless ``key`` has one; return a copy of what is stored."""
         with self._lock:
             stored = self._data.setdefault(key, json.loads(json.dumps(value)))
@@ -81,7 +81,7 @@ class MemoryKV:
         with self._lock:
             return sum(self._data.pop(key, None) is not None for key in keys)
 
-    def items(self, prefix: str = "") -> dict[str, dict[str, Any]]:
+    def items(self, prefix: str = "") -> dict[str, JsonObject]:
         """Return matching entries (copies)."""
         with self._lock:
             return {
@@ -104,7 +104,7 @@ class SQLiteKV:
         )
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> JsonObject | None:
         """Return the value at ``key``."""
         with self._lock:
             row = self._conn.execute(
@@ -112,7 +112,7 @@ class SQLiteKV:
             ).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
+    def put(self, key: str, value: JsonObject) -> None:
         """Upsert ``value``."""
         with self._lock:
             self._conn.execute(
@@ -129,7 +129,7 @@ class SQLiteKV:
             )
         return cursor.rowcount > 0
 
-    def put_if_absent(self, key: str, value: dict[str, Any]) -> dict[str, Any]:
+    def put_if_absent(self, key: str, value: JsonObject) -> JsonObject:
         """Insert ``value`` unless ``key`` exists; one statement returns what is stored."""
         with self._lock:
             row = self._conn.execute(
@@ -151,7 +151,7 @@ class SQLiteKV:
             )
         return cursor.rowcount
 
-    def items(self, prefix: str = "") -> dict[str, dict[str, Any]]:
+    def items(self, prefix: str = "") -> dict[str, JsonObject]:
         """Return matching entries, by key order."""
         with self._lock:
             rows = self._conn.execute(
@@ -174,12 +174,12 @@ class RedisKV:
         self.client = client
         self.key = f"reach:kv:{namespace}"
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> JsonObject | None:
         """Return the value at ``key``."""
         raw = self.client.hget(self.key, key)
         return None if raw is None else dict(json.loads(raw))
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
+    def put(self, key: str, value: JsonObject) -> None:
         """Store ``value``."""
         self.client.hset(self.key, key, json.dumps(value, ensure_ascii=False))
 
@@ -187,7 +187,7 @@ class RedisKV:
         """Remove ``key``."""
         return bool(self.client.hdel(self.key, key))
 
-    def put_if_absent(self, key: str, value: dict[str, Any]) -> dict[str, Any]:
+    def put_if_absent(self, key: str, value: JsonObject) -> JsonObject:
         """HSETNX then HGET, pipelined in one round trip."""
         pipe = self.client.pipeline(transaction=True)
         pipe.hsetnx(self.key, key, json.dumps(value, ensure_ascii=False))
@@ -199,7 +199,7 @@ class RedisKV:
         """One HDEL of every field."""
         return int(self.client.hdel(self.key, *keys)) if keys else 0
 
-    def items(self, prefix: str = "") -> dict[str, dict[str, Any]]:
+    def items(self, prefix: str = "") -> dict[str, JsonObject]:
         """Return matching entries, by key order."""
         raw = self.client.hgetall(self.key)
         out = {}

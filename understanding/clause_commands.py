@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from state import SlotValues
 from understanding.commands import (
     CannotTell,
     Command,
@@ -25,7 +26,7 @@ from understanding.recognizer import IntentResult
 class FoundSlots:
     """Slot values one clause gives a task, read against what the task already knows."""
 
-    slots: dict[str, Any] = field(default_factory=dict)
+    slots: SlotValues = field(default_factory=dict)
     invalid: dict[str, str] = field(default_factory=dict)
     several: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     changed: dict[str, Any] = field(default_factory=dict)

@@ -31,6 +31,7 @@ from redis import Redis
 
 from config.settings import Settings
 from storage.kv import KeyValueStore, MemoryKV, RedisKV, SQLiteKV
+from tools.registry.types import Arguments
 
 _CONSTANT = re.compile(r"^[a-z][a-z_]{0,19}$")
 """Enum-like literals (channel names, modes) are structure, not user data."""
@@ -40,7 +41,7 @@ class PlanStep(TypedDict):
     """One call of a plan."""
 
     name: str
-    arguments: dict[str, Any]
+    arguments: Arguments
     """Argument name → template (``$slots.x``, ``$steps.i.field``, or an enum constant)."""
 
 
@@ -60,7 +61,7 @@ class PlanCall(TypedDict):
     """A completed call, as the task history has it."""
 
     name: str
-    parameters: dict[str, Any]
+    parameters: Arguments
     result: Mapping[str, Any]
     """The executor's envelope (``status``, ``data``)."""
 

@@ -23,13 +23,15 @@ from typing import Any, TypedDict
 
 from langchain_core.messages import HumanMessage
 
+from tools.registry.types import Arguments
+
 
 class ParsedCall(TypedDict):
     """One tool call, whatever shape the model wrote it in."""
 
     id: str
     name: str
-    parameters: dict[str, Any]
+    parameters: Arguments
 
 
 @dataclass

@@ -18,7 +18,7 @@ from nodes.tool import changes_said, reread
 from nodes.wording import Voice
 from scenarios.appointment.tools import in_period, patient_name
 from scenarios.appointment.wording import department_label
-from state import AgentState, Context, ToolResult
+from state import AgentState, Context, StateUpdate, ToolResult
 from tools.executor.failures import classify
 from tools.executor.pipeline import Decision
 
@@ -29,7 +29,7 @@ AGENT = "appointment"
 def make_appointment_node(services: Services) -> Node:
     """Build the node that books a medical appointment end to end."""
 
-    def appointment(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def appointment(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Look up in parallel, confirm, then hold, book and notify in order."""
         executor = services.executor
         slots = state.get("slots") or {}
@@ -116,7 +116,7 @@ def make_appointment_node(services: Services) -> Node:
 
 def _done(
     state: AgentState, runtime: Runtime[Context], results: list[ToolResult]
-) -> dict[str, Any]:
+) -> StateUpdate:
     notes = [
         protocol_message(
             state,

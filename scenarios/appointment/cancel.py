@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from config.limits import JsonObject
 from contract.scenario import HINT_CHARS, Offer, Speaker
 from scenarios.appointment.understanding import DEPARTMENTS
 from scenarios.appointment.wording import appointment_offer
@@ -103,7 +104,7 @@ def _names(hint: str, row: dict[str, Any], today: date) -> bool:
     return any(word in lowered and name == row["department"] for word, name in DEPARTMENTS.items())
 
 
-def list_my_appointments(args: AppointmentHint, ctx: ToolContext) -> dict[str, Any]:
+def list_my_appointments(args: AppointmentHint, ctx: ToolContext) -> JsonObject:
     """List the caller's own upcoming appointments, each marked when the hint names it."""
     rows = ctx.database().query(
         f"{_APPOINTMENT} WHERE a.user_id = ? AND s.slot_date >= ?"
@@ -119,7 +120,7 @@ def list_my_appointments(args: AppointmentHint, ctx: ToolContext) -> dict[str, A
     }
 
 
-def cancel_appointment(args: AppointmentRef, ctx: ToolContext) -> dict[str, Any]:
+def cancel_appointment(args: AppointmentRef, ctx: ToolContext) -> JsonObject:
     """Cancel the caller's appointment and free its slot, in one transaction."""
     with ctx.database().transaction() as conn:
         ledger = ctx.ledger(conn, tool="cancel_appointment")

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from config.limits import JsonObject
 from storage.db import Database
 from tools.executor.errors import ResourceNotFoundError, TransientToolError, UserFixableError
 from tools.registry.cards import ToolCard
@@ -82,7 +83,7 @@ def _department(db: Database, name: str) -> dict[str, Any]:
     return row
 
 
-def list_departments(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
+def list_departments(args: DepartmentQuery, ctx: ToolContext) -> JsonObject:
     """Return the hospital's departments, and whether the asked one exists."""
     db = ctx.database()
     rows = db.query("SELECT dept_id, name_zh, name_en FROM departments ORDER BY dept_id")
@@ -90,7 +91,7 @@ def list_departments(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
     return {"departments": rows, "match": match}
 
 
-def list_doctors(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
+def list_doctors(args: DepartmentQuery, ctx: ToolContext) -> JsonObject:
     """Return the doctors of a department."""
     db = ctx.database()
     dept = _department(db, args.department)
@@ -120,7 +121,7 @@ def in_period(slot_time: str, period: str | None) -> bool:
     return start <= slot_time < end
 
 
-def list_free_slots(args: SlotQuery, ctx: ToolContext) -> dict[str, Any]:
+def list_free_slots(args: SlotQuery, ctx: ToolContext) -> JsonObject:
     """Return a department's free slots on a day, earliest first.
 
     A day without any also names the nearest other days with free slots (from today on),
@@ -160,7 +161,7 @@ def list_free_slots(args: SlotQuery, ctx: ToolContext) -> dict[str, Any]:
     }
 
 
-def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
+def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> JsonObject:
     """Hold a slot for this user for a few minutes; exactly one racer can win it."""
     with ctx.database().transaction() as conn:
         ledger = ctx.ledger(conn, tool="hold_appointment_slot")
@@ -176,7 +177,7 @@ def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
         return ledger.record({"slot_id": args.slot_id, "held_until": time.time() + HOLD_SECONDS})
 
 
-def release_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
+def release_appointment_slot(args: SlotRef, ctx: ToolContext) -> JsonObject:
     """Give a held slot back, so a failed booking does not keep it."""
     with ctx.database().transaction() as conn:
         conn.execute(
@@ -187,7 +188,7 @@ def release_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
     return {"slot_id": args.slot_id, "released": True}
 
 
-def book_appointment(args: BookingRequest, ctx: ToolContext) -> dict[str, Any]:
+def book_appointment(args: BookingRequest, ctx: ToolContext) -> JsonObject:
     """Turn this user's hold into a booking, in one transaction."""
     appointment_id = (
         "AP-" + hashlib.sha256(f"{args.slot_id}|{ctx.user_id}".encode()).hexdigest()[:8].upper()
@@ -261,7 +262,7 @@ def booking_status(args: BookingRequest, ctx: ToolContext) -> dict[str, Any] | N
     return dict(row) if row is not None else None
 
 
-def notify_patient(args: NotificationRequest, ctx: ToolContext) -> dict[str, Any]:
+def notify_patient(args: NotificationRequest, ctx: ToolContext) -> JsonObject:
     """Send the user a notification; only after a booking, never to reply in the chat."""
     db = ctx.database()
     if ctx.request_id:  # sent before: the backend must not be called again

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from config.limits import JsonObject
 from contract.scenario import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
@@ -131,7 +132,7 @@ def describe_order(result: ToolResult, state: AgentState, speaker: Speaker) -> s
 
     Any other failure is not the order's to explain: ``None``, the generic sentence.
     """
-    data: dict[str, Any] = result.get("data") or {}
+    data: JsonObject = result.get("data") or {}
     order_id = data.get("order_id") or (state.get("slots") or {}).get("order_id", "")
     error_type = result.get("error_type")
     if result.get("status") == "success":

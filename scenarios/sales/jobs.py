@@ -20,6 +20,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from config.limits import JsonObject
 from contract.scenario import Cues, Describer, SlotResult, Speaker, Wording
 from jobs.bodies import (
     JOBS,
@@ -36,6 +37,7 @@ from storage.db import Database
 from tools.executor.errors import UserFixableError
 from tools.registry.cards import ToolCard
 from tools.registry.context import ToolContext
+from tools.registry.types import Arguments
 
 KIND = "export_sales"
 EXPORT_COLUMNS = ("sale_id", "product", "month", "day", "quantity", "amount_cents")
@@ -100,7 +102,7 @@ def export_sales(
 def export_sales_job(out_dir: Path) -> JobBody:
     """Return the job body writing to ``out_dir`` (``data_dir/exports``)."""
 
-    def body(params: dict[str, Any], ctx: JobContext) -> dict[str, Any]:
+    def body(params: Arguments, ctx: JobContext) -> JsonObject:
         return export_sales(
             job_database(ctx), params["month"], out_dir, job_id=ctx.job_id, progress=ctx.progress
         )
@@ -111,7 +113,7 @@ def export_sales_job(out_dir: Path) -> JobBody:
 def export_card(runner: RunnerSource = JOBS.runner_for) -> ToolCard:
     """Return the card that starts an export on ``runner`` (the hub's, per call, by default)."""
 
-    def export_sales_report(args: SalesExportRequest, ctx: ToolContext) -> dict[str, Any]:
+    def export_sales_report(args: SalesExportRequest, ctx: ToolContext) -> JsonObject:
         return start_job(runner_of(runner, ctx), KIND, args.model_dump(), ctx)
 
     return ToolCard(
@@ -205,7 +207,7 @@ WORDING: Wording = {
 
 def describe_export(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Say the export started (with its job id); why it could not is the generic sentence's."""
-    data: dict[str, Any] = result.get("data") or {}
+    data: JsonObject = result.get("data") or {}
     if result.get("status") == "success":
         month = (state.get("slots") or {}).get("month", "")
         return speaker.say("export_started", month=month, job_id=data.get("job_id", ""))

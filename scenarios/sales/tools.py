@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from config.limits import JsonObject
 from scenarios.dates import EN_MONTHS
 from security import readonly_sql
 from security.sql_guard import SqlPolicy
@@ -128,7 +129,7 @@ def run_checked_query(
         raise PermanentToolError(exc.message, details=exc.details()) from exc
 
 
-def query_sales_report(args: SalesQuestion, ctx: ToolContext) -> dict[str, Any]:
+def query_sales_report(args: SalesQuestion, ctx: ToolContext) -> JsonObject:
     """Answer a sales question from the sales table."""
     plan = question_to_sql(args.question, ctx.today())
     rows = run_checked_query(ctx.database(), plan.sql, plan.params)

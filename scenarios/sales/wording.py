@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+from config.limits import JsonObject
 from contract.scenario import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
@@ -60,7 +61,7 @@ WORDING: Wording = {
 
 def describe_sales(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Answer the question from the rows, or say which questions can be answered."""
-    data: dict[str, Any] = result.get("data") or {}
+    data: JsonObject = result.get("data") or {}
     if result.get("status") != "success":
         # a question it cannot turn into a query is its own refusal; the rest is generic
         return (

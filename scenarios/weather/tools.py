@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from config.limits import JsonObject
 from scenarios.gazetteer import normalize_city
 from tools.executor.errors import PermanentToolError, ResourceNotFoundError, TransientToolError
 from tools.registry.cards import ToolCard
@@ -43,7 +44,7 @@ class WeatherReport(BaseModel):
     humidity: int | None = None
 
 
-def query_weather(args: CityQuery, ctx: ToolContext) -> dict[str, Any]:
+def query_weather(args: CityQuery, ctx: ToolContext) -> JsonObject:
     """Fetch current weather for a city from the weather API."""
     base = ctx.settings.weather_url
     city = normalize_city(args.city)

@@ -22,6 +22,7 @@ from tools.executor.errors import SchemaDriftError
 from tools.executor.parsing import ArgumentParseError, argument_problem, parse_arguments
 from tools.registry.cards import ToolCard
 from tools.registry.context import ToolContext
+from tools.registry.types import Arguments
 
 _log = logging.getLogger(__name__)
 
@@ -144,7 +145,7 @@ def call_shape(call: Any, ctx: ToolContext) -> tuple[dict[str, Any], str] | Tool
     )
 
 
-def bools_for_numbers(model: type[BaseModel], arguments: dict[str, Any]) -> list[str]:
+def bools_for_numbers(model: type[BaseModel], arguments: Arguments) -> list[str]:
     """Return the fields declared as numbers to which the caller gave a bool.
 
     Pydantic accepts ``true`` for an ``int`` field in lax mode; ``true`` is never an amount

@@ -18,6 +18,7 @@ from typing import Any, Final, Literal, NotRequired, TypedDict
 from config.limits import json_safe
 from security.pii import mask_pii
 from tools.registry.cards import ToolCard
+from tools.registry.types import Arguments
 
 
 class ToolCall(TypedDict):
@@ -27,7 +28,7 @@ class ToolCall(TypedDict):
     """Derived from the task, tool and arguments, so a replay plans the same call."""
     name: str
     """The tool's name in the registry."""
-    parameters: dict[str, Any]
+    parameters: Arguments
     """Arguments as JSON; never trusted until validated."""
     task_id: NotRequired[str]
     """The task the call serves, when the step runs more than one (``TaskFrame`` batched)."""
@@ -95,7 +96,7 @@ BACKEND_FAILURES = frozenset({"system", "compensated"})
 DecisionKind = Literal["approve", "reject", "edit"]
 
 
-def canonical(parameters: dict[str, Any]) -> str:
+def canonical(parameters: Arguments) -> str:
     """Serialize arguments the same way whatever their key order.
 
     Values that are not JSON (only bad input has them) are written as their ``repr``, so a
@@ -110,13 +111,13 @@ AUDIT_ONLY_FLAGS: Final = "_audit_only_flags"
 """Envelope key for flags that go to the audit record and never into the returned envelope."""
 
 
-def request_id_for(session_id: str, task_id: str, tool: str, parameters: dict[str, Any]) -> str:
+def request_id_for(session_id: str, task_id: str, tool: str, parameters: Arguments) -> str:
     """Derive the call's request id from what it does, so a re-run yields the same id."""
     raw = f"{session_id}|{task_id}|{tool}|{canonical(parameters)}"
     return f"req_{hashlib.sha256(raw.encode('utf-8', 'surrogatepass')).hexdigest()[:24]}"
 
 
-def fingerprint_for(tool: str, parameters: dict[str, Any]) -> str:
+def fingerprint_for(tool: str, parameters: Arguments) -> str:
     """Hash what a request does, to catch an idempotency key reused for something else."""
     return hashlib.sha256(f"{tool}|{canonical(parameters)}".encode()).hexdigest()[:32]
 
@@ -159,7 +160,7 @@ class Decision:
 
     kind: DecisionKind
     """approve, reject, or edit (approve with changed arguments)."""
-    parameters: dict[str, Any] | None = None
+    parameters: Arguments | None = None
     """The edited arguments, for ``edit``."""
 
 

@@ -80,7 +80,7 @@ from tools.executor.stores import (
 )
 from tools.registry.cards import ToolRegistry
 from tools.registry.context import ToolContext
-from tools.registry.types import non_finite_paths
+from tools.registry.types import Arguments, non_finite_paths
 
 _log = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ class ActionExecutor(CallPreparation):
         return self._finish(ctx, prepared.card.name, prepared.arguments, result, started)
 
     def with_arguments(
-        self, prepared: PreparedCall, parameters: dict[str, Any], ctx: ToolContext
+        self, prepared: PreparedCall, parameters: Arguments, ctx: ToolContext
     ) -> PreparedCall | ToolResult:
         """Re-prepare an edited call: new arguments are validated and get a new request id."""
         return self.prepare({"name": prepared.card.name, "parameters": parameters}, ctx)

@@ -42,6 +42,7 @@ from tools.executor.parsing import ArgumentParseError, argument_problem, parse_a
 from tools.executor.stores import IdempotencyRecord
 from tools.registry.cards import ToolCard, ToolRegistry
 from tools.registry.context import ToolContext
+from tools.registry.types import Arguments
 
 MAX_AUDIT_ARGUMENT_BYTES = 4096
 """Arguments larger than this are audited as a marker (size and SHA-256 of the masked form)."""
@@ -55,7 +56,7 @@ class PreparedCall:
     """The tool."""
     args: BaseModel
     """Validated arguments."""
-    arguments: dict[str, Any]
+    arguments: Arguments
     """The same, as JSON, for ids, audit and confirmation."""
     request_id: str
     """Deterministic id, or the caller's idempotency key."""

@@ -20,9 +20,11 @@ from typing import Any, Literal
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
+from config.limits import JsonObject
 from security.permissions import Permissions
 from tools.registry.context import ToolContext
 from tools.registry.lifecycle import SERVING, Effective, ToolLifecycle, version_key
+from tools.registry.views import ModelToolView, Unavailable
 
 VAGUE_VERBS = frozenset({"call", "do", "handle", "process", "invoke", "use", "make", "run"})
 VAGUE_OBJECTS = frozenset(
@@ -134,14 +136,14 @@ class ToolCard:
             return self.side_effect
         return not self.idempotent or self.risk == "high"
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> JsonObject:
         """Return the JSON Schema of the parameters, closed to unknown fields."""
         schema = self.parameters.model_json_schema()
         schema.setdefault("additionalProperties", False)
         schema.pop("title", None)
         return schema
 
-    def model_view(self) -> dict[str, Any]:
+    def model_view(self) -> ModelToolView:
         """Render the card for a model, in OpenAI ``tools`` format."""
         description = (
             f"{self.description}\nUse when: {self.when_to_use}\n"
@@ -332,7 +334,7 @@ class ToolRegistry:
         if names:
             self.lifecycle.unpin_names(f"task:{task_id}", sorted(names))
 
-    def unavailable(self, name: str) -> dict[str, Any] | None:
+    def unavailable(self, name: str) -> Unavailable | None:
         """Explain why a registered tool does not serve (for a clear refusal), else ``None``."""
         versions = self._cards.get(name)
         if not versions or self.get(name) is not None:
@@ -407,7 +409,7 @@ class ToolRegistry:
                 cards.append(card)
         return cards
 
-    def model_view(self, cards: list[ToolCard] | None = None) -> list[dict[str, Any]]:
+    def model_view(self, cards: list[ToolCard] | None = None) -> list[ModelToolView]:
         """Render cards (all active ones by default) for ``bind_tools``; others are dropped."""
         chosen = self.active_cards() if cards is None else [c for c in cards if self._live(c)]
         return [card.model_view() for card in chosen]

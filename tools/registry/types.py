@@ -8,9 +8,13 @@ float (``true`` is not one cent), and a measurement must be a finite number.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeAlias
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict
+
+Arguments: TypeAlias = dict[str, Any]
+"""A tool call's arguments as JSON: free-form and untrusted until the card's pydantic model
+validates them (``tools.executor.prepare``); after that, the model instance is the type."""
 
 
 def _not_bool(value: Any) -> Any:
