@@ -29,6 +29,8 @@ from langchain_core.messages import (
 from langgraph.graph.message import add_messages
 from langgraph.types import Overwrite
 
+from config.limits import JsonObject
+from jobs.store import JobError
 from protocol.message import (
     MAX_PROTOCOL_BYTES,
     MAX_PROTOCOL_FIELD_BYTES,
@@ -153,8 +155,8 @@ class JobUpdate(TypedDict, total=False):
     job_id: str
     kind: str
     state: str
-    result: dict[str, Any] | None
-    error: dict[str, Any] | None
+    result: JsonObject | None
+    error: JobError | None
 
 
 class ConversationSummary(TypedDict):

@@ -27,6 +27,7 @@ from typing import Any
 import httpx
 import typer
 
+from config.limits import JsonObject
 from config.settings import LOCAL_MODEL_NAME, Settings, get_settings, local_base_url
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -293,14 +294,14 @@ def effective_endpoint(settings: Settings) -> tuple[str, str | None]:
 
 def doctor(
     settings: Settings | None = None, *, get: Callable[..., httpx.Response] = httpx.get
-) -> dict[str, Any]:
+) -> JsonObject:
     """Describe the model configuration and check that the endpoint answers ``/v1/models``.
 
     The API key is reported only as set or not set; it is never returned or printed.
     """
     settings = settings or get_settings()
     model, base_url = effective_endpoint(settings)
-    report: dict[str, Any] = {
+    report: JsonObject = {
         "model": settings.model,
         "resolved_model": model,
         "base_url": base_url,

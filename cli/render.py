@@ -9,10 +9,11 @@ from langchain_core.messages import AIMessage
 from rich.console import Console
 from rich.text import Text
 
+from config.limits import JsonObject
 from state import ProtocolMessage, StateUpdate
 
 
-def _last_note(update: StateUpdate) -> dict[str, Any]:
+def _last_note(update: StateUpdate) -> JsonObject:
     return _plain(update["protocol"][-1])
 
 
@@ -136,7 +137,7 @@ def _results_line(update: StateUpdate) -> str:
     )
 
 
-def _results(update: StateUpdate) -> list[dict[str, Any]]:
+def _results(update: StateUpdate) -> list[JsonObject]:
     results = update.get("tool_results") or []
     return list(getattr(results, "value", results))
 
@@ -149,5 +150,5 @@ def _reply(update: StateUpdate) -> str | None:
     return None
 
 
-def _plain(note: Any) -> dict[str, Any]:
+def _plain(note: Any) -> JsonObject:
     return note.model_dump(mode="json") if isinstance(note, ProtocolMessage) else dict(note)

@@ -84,7 +84,7 @@ def json_bytes(value: Any) -> int:
     return len(dumps_compact(value))
 
 
-def cut_marker(value: Any, *, preview_chars: int = 200) -> dict[str, Any]:
+def cut_marker(value: Any, *, preview_chars: int = 200) -> JsonObject:
     """Replace ``value`` by a marker: its size, SHA-256 and a short preview."""
     raw = json.dumps(value, ensure_ascii=False, default=str).encode("utf-8", errors="replace")
     return {
@@ -179,7 +179,7 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     if depth >= MAX_DEPTH:
         return f"[cut: nested deeper than {MAX_DEPTH}]"
     if isinstance(value, dict):
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         for index, (key, item) in enumerate(value.items()):
             if index >= MAX_ITEMS:
                 out["$cut_items"] = len(value) - MAX_ITEMS

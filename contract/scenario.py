@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from contract.text_match import normalize
 from state import SlotValues
+from tools.executor.envelope import CallRequest
 
 if TYPE_CHECKING:
     import sqlite3
@@ -55,7 +56,7 @@ class SlotResult:
     """Valid values by slot name."""
     invalid: dict[str, str] = field(default_factory=dict)
     """Slot name → ``"<value>: <reason>"`` for a value the user gave that is not usable."""
-    either: tuple[dict[str, Any], ...] = ()
+    either: tuple[SlotValues, ...] = ()
     """Readings of a message that could answer more than one question ("100000": a PIN or an
     amount), the likelier first. Understanding takes the first that fills only slots still
     missing, else the first: an answer never overwrites what the user already said."""
@@ -68,7 +69,7 @@ class SlotResult:
 class Offer:
     """What the user's own records say about the slots still missing."""
 
-    filled: dict[str, Any] = field(default_factory=dict)
+    filled: SlotValues = field(default_factory=dict)
     """Slot → the one record the message named ("我点的黄焖鸡" → that order's id)."""
     offered: dict[str, str] = field(default_factory=dict)
     """Slot → a sentence naming the records it may be, which the question adds."""
@@ -88,7 +89,7 @@ class Suggester(Protocol):
         self,
         missing: Sequence[str],
         text: str,
-        run: Callable[[dict[str, Any]], ToolResult],
+        run: Callable[[CallRequest], ToolResult],
         speaker: Speaker,
     ) -> Offer:
         """Return what ``text`` names among the records, or what to offer.

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Any
 
+from config.limits import JsonObject
 from eval.backends import (
     ActionExecutor,
     Decision,
@@ -39,7 +39,7 @@ class BareExecutor(ActionExecutor):
         self.proposed = 0
         """Calls proposed to this executor (none is ever intercepted)."""
 
-    def prepare(self, call: dict[str, Any], ctx: ToolContext) -> PreparedCall | dict[str, Any]:
+    def prepare(self, call: JsonObject, ctx: ToolContext) -> PreparedCall | JsonObject:
         """Look the tool up and build its arguments without validating them."""
         self.proposed += 1
         name = str(call.get("name", ""))
@@ -77,7 +77,7 @@ class BareExecutor(ActionExecutor):
         *,
         decision: Decision | None = None,
         started: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """Ask for confirmation like the agent does, then call the handler, retrying blindly."""
         started = time.perf_counter() if started is None else started
         card = prepared.card
@@ -89,7 +89,7 @@ class BareExecutor(ActionExecutor):
                 data={"action": prepared.action()},
                 request_id=prepared.request_id,
             )
-        last: dict[str, Any] = {}
+        last: JsonObject = {}
         for attempt in range(1, NAIVE_ATTEMPTS + 1):
             try:
                 data = card.handler(prepared.args, ctx)
@@ -129,8 +129,8 @@ class BareExecutor(ActionExecutor):
         return last
 
     def execute(
-        self, call: dict[str, Any], ctx: ToolContext, *, decision: Decision | None = None
-    ) -> dict[str, Any]:
+        self, call: JsonObject, ctx: ToolContext, *, decision: Decision | None = None
+    ) -> JsonObject:
         """Prepare and run one call."""
         prepared = self.prepare(call, ctx)
         if isinstance(prepared, dict):
@@ -139,7 +139,7 @@ class BareExecutor(ActionExecutor):
 
     def with_arguments(
         self, prepared: PreparedCall, parameters: Arguments, ctx: ToolContext
-    ) -> PreparedCall | dict[str, Any]:
+    ) -> PreparedCall | JsonObject:
         """Take edited arguments as they are."""
         return self.prepare({"name": prepared.card.name, "parameters": parameters}, ctx)
 

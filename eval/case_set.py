@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from config.limits import JsonObject
+
 CASES_DIR = Path(__file__).parent / "cases"
 
 
@@ -33,7 +35,7 @@ class Case:
     intent: str | None
     calls: tuple[str, ...]
     """Tools that must reach a backend (as a set); empty: none may."""
-    db: dict[str, Any]
+    db: JsonObject
     """Expected changes to the seed snapshot (see ``snapshot``)."""
     tags: tuple[str, ...] = ()
     today: str = DEFAULT_TODAY

@@ -8,8 +8,8 @@ A case is scored by state, not by words: ``snapshot`` reads the tables a scenari
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
+from config.limits import JsonObject
 from eval.backends import (
     Database,
 )
@@ -23,7 +23,7 @@ COUNT_KEYS = ("urges", "notifications")
 MERGE_KEYS = ("balances", "seats", "slots")
 
 
-def snapshot(db: Database) -> dict[str, Any]:
+def snapshot(db: Database) -> JsonObject:
     """Return the business state the cases are scored on."""
     return {
         "refunds": sorted(
@@ -73,7 +73,7 @@ def snapshot(db: Database) -> dict[str, Any]:
     }
 
 
-def expected_state(seed: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+def expected_state(seed: JsonObject, changes: JsonObject) -> JsonObject:
     """Apply a case's expected changes to the seed snapshot."""
     unknown = set(changes) - set(seed)
     if unknown:
@@ -90,7 +90,7 @@ def expected_state(seed: dict[str, Any], changes: dict[str, Any]) -> dict[str, A
     return state
 
 
-def duplicates(actual: dict[str, Any], expected: dict[str, Any]) -> int:
+def duplicates(actual: JsonObject, expected: JsonObject) -> int:
     """Count business rows created more often than the case asked for."""
     extra = 0
     for key in LIST_KEYS:
@@ -103,7 +103,7 @@ def duplicates(actual: dict[str, Any], expected: dict[str, Any]) -> int:
     return extra
 
 
-def diff(actual: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
+def diff(actual: JsonObject, expected: JsonObject) -> JsonObject:
     """Return the keys whose actual value differs: ``{key: {"got": ..., "want": ...}}``."""
     return {
         key: {"got": actual[key], "want": expected[key]}

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from config.limits import JsonObject
 from eval.backends import (
     SEEDS,
     ActionExecutor,
@@ -68,7 +69,7 @@ class RunResult:
     cause: str | None
     intent: str | None
     reached: list[str]
-    db_diff: dict[str, Any]
+    db_diff: JsonObject
     duplicates: int
     invalid_calls: int
     permission_violations: int
@@ -136,14 +137,14 @@ def run_case(
         ),
         checkpointer=InMemorySaver(),
     )
-    config: dict[str, Any] = {"configurable": {"thread_id": f"eval-{case.id}-{trial}"}}
+    config: JsonObject = {"configurable": {"thread_id": f"eval-{case.id}-{trial}"}}
     context = Context(user_id=case.user, user_role=USERS.get(case.user, "customer"))
     latencies: list[float] = []
     visited: list[str] = []
     replies: list[str] = []
     told: list[tuple[str, bool]] = []
     error = None
-    values: dict[str, Any] = {}
+    values: JsonObject = {}
     cached_turns: list[bool] = []
     stats = model_proxy.stats if model_proxy is not None else None
     first_hits, first_misses = (stats.hits, stats.misses) if stats else (0, 0)
@@ -274,17 +275,17 @@ class Evaluation:
     trials: int
     seed: int
     runs: list[RunResult]
-    cache: dict[str, Any] | None = None
+    cache: JsonObject | None = None
     """The model cache's file, upstream and counts, when one was used."""
     interrupted: bool = False
     """Stopped by Ctrl-C: ``trials`` counts only the trials that finished."""
 
-    def summary(self, agent: Agent) -> dict[str, Any]:
+    def summary(self, agent: Agent) -> JsonObject:
         """Return the headline figures of one agent."""
         return summarize([run for run in self.runs if run.agent == agent], self.trials)
 
 
-def summarize(runs: Sequence[RunResult], trials: int) -> dict[str, Any]:
+def summarize(runs: Sequence[RunResult], trials: int) -> JsonObject:
     """Aggregate runs: success, pass^k, side effects, violations, interventions, latency."""
     by_case: dict[str, list[bool]] = {}
     for run in runs:

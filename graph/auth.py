@@ -33,6 +33,7 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
+from config.limits import JsonObject
 from contract.scenario import ScenarioSet
 from graph.intake import tokenize_run
 from scenarios import SCENARIOS
@@ -50,7 +51,7 @@ AGENT_READABLE = "role:agent"
 """Put in ``metadata.readers`` of threads that support staff may read."""
 _STAFF_READABLE_OWNERS = frozenset({"customer", "agent"})
 
-Filter = dict[str, Any]
+Filter = JsonObject
 """A metadata filter the server applies (``{"owner": id}``, ``{"readers": {"$contains": x}}``)."""
 
 
@@ -68,7 +69,7 @@ async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDic
     result = await asyncio.to_thread(read_token, token)
     if isinstance(result, InvalidToken):
         raise Auth.exceptions.HTTPException(status_code=401, detail=result.reason)
-    user: dict[str, Any] = {
+    user: JsonObject = {
         "identity": result.user_id,
         "display_name": result.user_id,
         "is_authenticated": True,
@@ -91,7 +92,7 @@ def user_role(user: Any) -> str:
     return str(role) if role in ROLES else "customer"
 
 
-def owner_metadata(user: Any) -> dict[str, Any]:
+def owner_metadata(user: Any) -> JsonObject:
     """Return the metadata stamped on a thread (or cron) the user creates."""
     role = user_role(user)
     readers = [user.identity]

@@ -22,6 +22,7 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 
+from config.limits import JsonObject
 from jobs.notify import job_event
 from jobs.runner import JobCallback
 from jobs.store import Job
@@ -49,12 +50,12 @@ class ThreadActivity(BaseCallbackHandler):
 
     def on_chain_start(
         self,
-        serialized: dict[str, Any] | None,
+        serialized: JsonObject | None,
         inputs: Any,
         *,
         run_id: UUID,
         parent_run_id: UUID | None = None,
-        metadata: dict[str, Any] | None = None,
+        metadata: JsonObject | None = None,
         **kwargs: Any,
     ) -> None:
         """Count a root run on its thread."""

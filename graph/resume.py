@@ -132,7 +132,7 @@ class CheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         async for chunk in super().astream(input, config, **self._durable(config, kwargs)):
             yield chunk
 
-    def _durable(self, config: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _durable(self, config: Any, kwargs: dict[str, Any]) -> dict[str, Any]:  # stream kwargs
         """``kwargs`` with the default durability when the run names none."""
         if kwargs.get("durability") is not None:
             return kwargs

@@ -15,6 +15,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
+from config.limits import JsonObject
 from contract.scenario import Scenario, ScenarioSet
 from nodes.slot_filling import plan_tool_calls
 from scenarios import SCENARIOS
@@ -54,7 +55,7 @@ class HistoryEntry:
 
 
 def _config(thread_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
-    configurable: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ""}
+    configurable: JsonObject = {"thread_id": thread_id, "checkpoint_ns": ""}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable}
@@ -70,7 +71,7 @@ def _parent_id(snapshot: StateSnapshot) -> str | None:
     return str(snapshot.parent_config["configurable"]["checkpoint_id"])
 
 
-def _describe(message: dict[str, Any] | None) -> str:
+def _describe(message: JsonObject | None) -> str:
     if not message:
         return ""
     content = message.get("content")
@@ -139,7 +140,7 @@ def replay(
     thread_id: str,
     checkpoint_id: str,
     context: Context,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Re-run the thread from a checkpoint: the nodes after it execute again.
 
     Tools with side effects run again too, unless the executor de-duplicates them.
@@ -177,7 +178,7 @@ def rollback(
     return new_config
 
 
-def parse_assignments(assignments: list[str]) -> dict[str, Any]:
+def parse_assignments(assignments: list[str]) -> JsonObject:
     """Turn ``["slots.order_id=OD-1", "intent=URGE_DELIVERY"]`` into a state update."""
     update: StateUpdate = {}
     for assignment in assignments:
@@ -197,12 +198,12 @@ def fork(
     app: CompiledStateGraph[Any, Any, Any, Any],
     thread_id: str,
     checkpoint_id: str,
-    values: dict[str, Any],
+    values: JsonObject,
     context: Context,
     *,
     run: bool = True,
     scenarios: Sequence[Scenario] = SCENARIOS,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Edit state at a checkpoint and run on from there, on a new branch.
 
     Changing ``slots`` re-plans the tool call from the edited slots, as slot filling would,

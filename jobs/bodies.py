@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from config.limits import JsonObject
 from config.settings import Settings
 from jobs.runner import JobBody, JobCallback, JobContext, JobRunner, job_id_for
 from jobs.store import Job
@@ -148,7 +149,7 @@ def exports_dir(settings: Settings) -> Any:
 
 def start_job(
     runner: JobRunner, kind: str, params: Arguments, ctx: ToolContext
-) -> dict[str, Any]:
+) -> JsonObject:
     """Start (or find) the job for this task and arguments; answer at once.
 
     The job id is derived from the task and arguments, so a retried or replayed call finds

@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypedDict
 
 from langgraph_sdk import get_sync_client
 
+from config.limits import JsonObject
 from jobs.store import Clock, Job, JobError, JobStore, SystemClock
 
 
@@ -87,7 +88,7 @@ class JobEvent(TypedDict):
     job_id: str
     kind: str
     state: str
-    result: dict[str, Any] | None
+    result: JsonObject | None
     error: JobError | None
 
 
@@ -120,7 +121,7 @@ class LangGraphRunNotifier:
         url: str | None = None,
         assistant_id: str = "agent",
         runs: RunsClient | None = None,
-        input_for: Callable[[Job], dict[str, Any]] | None = None,
+        input_for: Callable[[Job], JsonObject] | None = None,
         headers_for: Callable[[Job], dict[str, str]] | None = None,
     ) -> None:
         """Talk to ``url`` (or use the given ``runs`` client, e.g. a fake in tests).

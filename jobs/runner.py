@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
+from config.limits import JsonObject
 from config.settings import Settings
 from jobs.notify import LangGraphRunNotifier
 from jobs.store import Clock, Job, JobError, JobState, JobStore, SystemClock, job_store
@@ -69,7 +70,7 @@ class JobContext:
         return self._runner.store.mark_item(self.job_id, key)
 
 
-JobBody = Callable[[dict[str, Any], JobContext], dict[str, Any]]
+JobBody = Callable[[Arguments, JobContext], JsonObject]
 """``body(params, ctx) -> result``; raise a ``ToolError`` for an expected failure."""
 JobCallback = Callable[[Job], Any]
 
@@ -156,7 +157,7 @@ class JobRunner:
         job_id: str | None = None,
         owner: str = "",
         thread_id: str | None = None,
-        context: dict[str, Any] | None = None,
+        context: JsonObject | None = None,
         on_done: JobCallback | None = None,
     ) -> Job:
         """Persist a job and start it in the background; return at once.
@@ -305,7 +306,7 @@ class JobRunner:
             raise LeaseLostError(job_id)
 
     def _finish(
-        self, job_id: str, state: JobState, result: dict[str, Any] | None, error: JobError | None
+        self, job_id: str, state: JobState, result: JsonObject | None, error: JobError | None
     ) -> Job | None:
         now = self.clock.now()
 

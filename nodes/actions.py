@@ -17,6 +17,7 @@ from langgraph.types import interrupt
 
 from nodes.confirmation import confirmation_request, read_decisions, render
 from state import ToolCall, ToolResult
+from tools.executor.envelope import CallRequest
 from tools.executor.pipeline import ActionExecutor, Decision, PreparedCall
 from tools.registry.context import ToolContext
 from understanding.yesno import is_plain_answer
@@ -48,7 +49,7 @@ BeforeEffects = Callable[[Decision | None], list[ToolResult] | None]
 
 def confirm_then_run(
     executor: ActionExecutor,
-    calls: Sequence[ToolCall | dict[str, Any]],
+    calls: Sequence[ToolCall | CallRequest],
     ctx: ToolContext,
     *,
     language: str,

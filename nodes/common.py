@@ -11,6 +11,7 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from config.limits import JsonObject
 from security.permissions import ROLES
 from state import (
     AgentState,
@@ -19,6 +20,7 @@ from state import (
     ProtocolMessage,
     StateUpdate,
     ToolResult,
+    ValidatedProtocol,
 )
 from tools.registry.context import TaskHistory, ToolContext
 
@@ -187,16 +189,16 @@ def _user_messages_before(message: AnyMessage | None, messages: Sequence[AnyMess
 
 
 def protocol_fields(
-    state: AgentState | dict[str, Any],
+    state: AgentState | StateUpdate,
     runtime: Runtime[Context] | None,
     *,
     role: str,
     content: Any,
     **fields: Any,
-) -> StateUpdate:
+) -> JsonObject:
     """Collect a protocol message's fields, stamped with the session, task and caller role."""
     context = context_of(runtime)
-    base: dict[str, Any] = {
+    base: JsonObject = {
         "role": role,
         "content": content,
         "session_id": session_id(runtime),
@@ -209,13 +211,13 @@ def protocol_fields(
 
 
 def protocol_message(
-    state: AgentState | dict[str, Any],
+    state: AgentState | StateUpdate,
     runtime: Runtime[Context] | None,
     *,
     role: str,
     content: Any,
     **fields: Any,
-) -> StateUpdate:
+) -> ValidatedProtocol:
     """Build a validated protocol message stamped with the session, task and caller role.
 
     It is returned as a JSON-ready dict: node outputs are checkpointed as pending writes,
@@ -242,7 +244,7 @@ def only_changes(
     eighteen keys, most of them already at their reset value. ``keep`` names keys a reader
     of the node's update needs every time (the trace's intent record, the CLI's line).
     """
-    out: dict[str, Any] = {}
+    out: StateUpdate = {}
     for key, value in update.items():
         current = state.get(key)
         plain = value.value if isinstance(value, Overwrite) else value

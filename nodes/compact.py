@@ -22,7 +22,7 @@ conversation valid for a chat model and for the confirmation flow:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import (
@@ -40,7 +40,14 @@ from langgraph.types import Overwrite
 
 from nodes.common import Node, message_text, session_id
 from security.pii import mask_pii
-from state import AgentState, Context, ConversationSummary, StateUpdate, append_protocol
+from state import (
+    AgentState,
+    Context,
+    ConversationSummary,
+    ProtocolRecord,
+    StateUpdate,
+    append_protocol,
+)
 from storage.transcript import TranscriptEntry, TranscriptStore, entry_key
 
 if TYPE_CHECKING:
@@ -175,8 +182,8 @@ def with_compaction(
 
 
 def full_transcript(
-    store: TranscriptStore, thread_id: str, values: dict[str, Any]
-) -> tuple[list[BaseMessage], list[dict[str, Any]]]:
+    store: TranscriptStore, thread_id: str, values: Mapping[str, Any]
+) -> tuple[list[BaseMessage], list[ProtocolRecord]]:
     """Return every message and protocol message of a thread: the store's, then the state's.
 
     ``values`` is a checkpoint's state (``graph.get_state(config).values``); entries already
@@ -207,7 +214,7 @@ def _message_entry(message: AnyMessage) -> TranscriptEntry:
     return {"kind": "message", "key": str(message.id), "body": body}
 
 
-def _protocol_entry(message: dict[str, Any]) -> TranscriptEntry:
+def _protocol_entry(message: ProtocolRecord) -> TranscriptEntry:
     return {"kind": "protocol", "key": entry_key("protocol", message), "body": message}
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from config.limits import too_long, too_long_reply
+from config.limits import JsonObject, too_long, too_long_reply
 from contract.scenario import UNKNOWN
 from nodes.common import (
     Node,
@@ -33,7 +33,15 @@ from nodes.slot_filling import vault_sensitive
 from nodes.wording import Voice
 from security.intake import intake_findings, mask_user_codes, revealed, tokenize_text
 from security.vault import IdentityVault
-from state import AgentState, Context, Overwrite, SlotValues, StateUpdate, TaskFrame
+from state import (
+    AgentState,
+    Context,
+    Overwrite,
+    SlotValues,
+    StateUpdate,
+    TaskFrame,
+    ValidatedProtocol,
+)
 from understanding.acts import EVIDENCE_PREFIX
 from understanding.commands import Reading, records
 from understanding.engine import Active, Plan, plan
@@ -136,7 +144,7 @@ class _Render:
         return self._tasks()
 
     # ---- pieces every update shares ----------------------------------------------------
-    def _notes(self, content: dict[str, Any], confidence: float = 1.0) -> list[dict[str, Any]]:
+    def _notes(self, content: JsonObject, confidence: float = 1.0) -> list[ValidatedProtocol]:
         user = protocol_message(
             self.state, self.runtime, role="user", content=self.text, confidence=1.0
         )
@@ -194,7 +202,7 @@ class _Render:
             update["messages"] = set_aside_messages(self.state, self.services)
         return update
 
-    def _act_notes(self, act: str, cue: str) -> list[dict[str, Any]]:
+    def _act_notes(self, act: str, cue: str) -> list[ValidatedProtocol]:
         return self._notes({"act": act, "evidence": [cue]})
 
     # ---- courtesies and "never mind" -----------------------------------------------------

@@ -40,6 +40,7 @@ from typing import Any
 from contract.scenario import TaskSpec
 from nodes.services import Services
 from state import AgentState, ToolCall
+from tools.registry.types import Arguments
 from understanding.planner import evidence_names, invented_arguments, plan_call_id, scenario_cards
 from understanding.plans import PlanCall, PlanInstantiationError, instantiate
 
@@ -181,7 +182,7 @@ def learn_from_results(
     return "recorded" if plan is not None else None
 
 
-def explicit(services: Services, call: ToolCall, slots: Mapping[str, Any]) -> dict[str, Any]:
+def explicit(services: Services, call: ToolCall, slots: Mapping[str, Any]) -> Arguments:
     """Return the call's arguments without those equal to the tool's declared default.
 
     Leaving such an argument out makes the same call, and a model that fills in a default

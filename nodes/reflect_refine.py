@@ -13,6 +13,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from config.limits import JsonObject
 from contract.scenario import UNKNOWN, TaskSpec
 from nodes.common import Node, context_of, latest_user_message, message_text, protocol_message
 from nodes.services import Services
@@ -56,7 +57,7 @@ def _after_tool_failure(
     error: ToolResult,
 ) -> StateUpdate:
     retries = state.get("retry_count", 0) + 1
-    content: dict[str, Any] = {
+    content: JsonObject = {
         "stage": "reflect_refine",
         "trigger": "tool_failure",
         "tool": error.get("tool"),

@@ -9,6 +9,7 @@ from datetime import date
 from functools import cached_property
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from redis import Redis
 
 from config.settings import Settings, get_settings
@@ -132,7 +133,7 @@ class Services:
     """Dialogue understanding as commands (``understanding``); built from the settings when
     omitted: the rules, a model (one structured call a turn) or ``mixed``."""
     _generators: dict[str, CommandGenerator] = field(default_factory=dict, init=False, repr=False)
-    _models: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _models: dict[str, BaseChatModel | None] = field(default_factory=dict, init=False, repr=False)
     _understandings: dict[str, Understanding] = field(default_factory=dict, init=False, repr=False)
     _database: Database | None = field(default=None, init=False, repr=False)
     _executors: dict[str, ActionExecutor] = field(default_factory=dict, init=False, repr=False)

@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
+from config.limits import JsonObject
 from contract.scenario import HINT_CHARS, Offer, TaskSpec
 from nodes.common import (
     Node,
@@ -24,6 +25,7 @@ from nodes.wording import Voice
 from security.intake import revealed
 from security.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
 from state import AgentState, Context, Overwrite, SlotValues, StateUpdate, ToolCall, ToolResult
+from tools.executor.envelope import CallRequest
 from tools.registry.types import Arguments
 from understanding.planner import ModelPlan, evidence_names, plan_with_model, scenario_cards
 
@@ -67,7 +69,7 @@ def make_slot_filling_node(services: Services) -> Node:
             new_slots = {**new_slots, **offer.filled}
             slots = {**slots, **offer.filled}
             calls, missing = plan_tool_calls(task, slots, state.get("task_id", ""))
-        model_notes: dict[str, Any] = {}
+        model_notes: JsonObject = {}
         if offer.filled or offer.offered:
             model_notes["suggested"] = {"filled": offer.filled, "offered": sorted(offer.offered)}
         errors: list[str | None] = []
@@ -167,7 +169,7 @@ def _suggested(
         return Offer()
     ctx = tool_context(runtime, services, task_id=state.get("task_id", ""), results=[])
 
-    def run(call: dict[str, Any]) -> ToolResult:
+    def run(call: CallRequest) -> ToolResult:
         return services.executor.execute(call, ctx)
 
     voice = Voice(
@@ -231,7 +233,7 @@ def conversation(state: AgentState) -> list[tuple[str, str]]:
 
 def vault_sensitive(
     task: TaskSpec, slots: SlotValues, services: Services, user_id: str
-) -> dict[str, Any]:
+) -> SlotValues:
     """Swap the task's sensitive slots for vault tokens, so state never holds them."""
     if not task.sensitive_slots:
         return slots

@@ -28,8 +28,17 @@ from nodes.plan_cache import learn_from_results
 from nodes.services import Services
 from nodes.slot_filling import display_values
 from nodes.wording import Voice
-from state import AgentState, Context, ProtocolMessage, StateUpdate, ToolCall, ToolResult
+from state import (
+    AgentState,
+    Context,
+    ProtocolMessage,
+    StateUpdate,
+    ToolCall,
+    ToolResult,
+    ValidatedProtocol,
+)
 from tools.executor.client_view import client_view
+from tools.executor.envelope import CallRequest
 from tools.registry.context import TaskHistory
 
 
@@ -94,7 +103,7 @@ def _record(
     attempt = state.get("retry_count", 0)
     announced = _announced_calls(state)
     messages: list[Any] = []
-    notes: list[dict[str, Any]] = []
+    notes: list[ValidatedProtocol] = []
     language = state.get("language", "zh")
     for call, result in zip(calls, results, strict=True):
         if call.get("task_id"):
@@ -236,7 +245,7 @@ def show_value(services: Services, intent: str, slot: str, value: Any, language:
     return shown(value, language) if shown is not None else str(value)
 
 
-def _untagged(call: ToolCall) -> dict[str, Any]:
+def _untagged(call: ToolCall) -> CallRequest:
     """The call as the executor takes it: ``{id, name, parameters}``."""
     return {"id": call["id"], "name": call["name"], "parameters": call["parameters"]}
 

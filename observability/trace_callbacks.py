@@ -42,7 +42,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from opentelemetry.trace import Span
 
-from config.limits import json_bytes
+from config.limits import JsonObject, json_bytes
 from config.settings import get_settings
 from observability import tracing
 from observability.audit import AuditLog, default_audit_path
@@ -113,7 +113,7 @@ class TraceRecorder(BaseCallbackHandler):
         self._tasks: dict[str, tuple[str | None, str | None]] = {}
         """Per session, the last known (task_id, parent_task_id); the ``MAX_SESSIONS`` most
         recent (a server lives for days, one session per customer)."""
-        self._pending: dict[str, list[dict[str, Any]]] = {}
+        self._pending: dict[str, list[JsonObject]] = {}
         """Per open turn, its records so far: written together when the turn ends."""
         self._lock = threading.Lock()
 
@@ -133,13 +133,13 @@ class TraceRecorder(BaseCallbackHandler):
 
     def on_chain_start(
         self,
-        serialized: dict[str, Any] | None,
+        serialized: JsonObject | None,
         inputs: Any,
         *,
         run_id: UUID,
         parent_run_id: UUID | None = None,
         tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
+        metadata: JsonObject | None = None,
         **kwargs: Any,
     ) -> None:
         """Open a turn (the graph's own run) or a node run."""
@@ -203,7 +203,7 @@ class TraceRecorder(BaseCallbackHandler):
         with self._lock:
             self._runs[run_id] = run
             self._pending[run.turn_id] = []
-        record: dict[str, Any] = {"event": "start", "graph": name}
+        record: JsonObject = {"event": "start", "graph": name}
         if text is not None:
             record["text"] = text
         if resume is not None:
@@ -272,7 +272,7 @@ class TraceRecorder(BaseCallbackHandler):
     def _end_node(self, run: _Run, outputs: Any) -> None:
         update = outputs if isinstance(outputs, Mapping) else {}
         sizes = self._learn_task(run, update)
-        attributes: dict[str, Any] = {"task.id": run.task_id}
+        attributes: JsonObject = {"task.id": run.task_id}
         if "intent" in update and isinstance(update.get("intent"), str):
             self._write_intent(run, update)
             attributes.update(intent=update.get("intent"), confidence=update.get("confidence"))
@@ -356,7 +356,7 @@ class TraceRecorder(BaseCallbackHandler):
             },
         )
 
-    def _write_execution(self, run: _Run, results: Sequence[Any]) -> list[dict[str, Any]]:
+    def _write_execution(self, run: _Run, results: Sequence[Any]) -> list[JsonObject]:
         calls = [
             {
                 "tool": result.get("tool"),

@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from config.limits import pairs_before
+from config.limits import JsonObject, pairs_before
 from observability.metrics import ROLLBACK_MARKERS
 from security.intake import CODE_SHOWN
 from security.pii import bare_code
@@ -122,7 +122,7 @@ def jsonable(value: Any) -> Any:
     if kind in _PLAIN:
         return value
     if kind is dict:
-        changed: dict[str, Any] | None = None
+        changed: JsonObject | None = None
         for key, item in value.items():
             new = item if type(item) in _PLAIN else jsonable(item)
             if changed is None and (new is not item or type(key) is not str):

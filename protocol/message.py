@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from config.limits import (
+    JsonObject,
     clean_string,
     cut_marker,
     cut_string,
@@ -53,7 +54,7 @@ _SHORT_FIELDS = ("error", "session_id", "task_id", "parent_task_id", "user_role"
 Role = Literal["user", "assistant", "tool", "system", "agent"]
 
 
-ProtocolRecord: TypeAlias = dict[str, Any]
+ProtocolRecord: TypeAlias = JsonObject
 """A protocol message as the state and every peer keep it: ``ProtocolMessage`` dumped to JSON,
 with the unknown fields of a newer peer kept (``extra="allow"``), so its keys are open."""
 
@@ -104,7 +105,7 @@ class ProtocolMessage(BaseModel):
 
     role: Role
     """Who speaks: sets the permission boundary of the message."""
-    content: str | dict[str, Any] = ""
+    content: str | JsonObject = ""
     """Text, or a JSON object for tool results and structured agent output."""
     tool_calls: list[ProtocolToolCall] = Field(default_factory=list)
     """Calls the sender asks the executor to make."""
@@ -124,7 +125,7 @@ class ProtocolMessage(BaseModel):
     """The caller's role, for tool authorization."""
     retry_count: int = Field(default=0, ge=0)
     """How many times this task was retried, so loops can be cut."""
-    _measured: tuple[dict[str, Any], int] | None = PrivateAttr(default=None)
+    _measured: tuple[JsonObject, int] | None = PrivateAttr(default=None)
     """Validation's dump and its size, until ``validated`` takes them."""
 
     @model_validator(mode="before")
@@ -248,7 +249,7 @@ class ProtocolMessage(BaseModel):
     def from_langchain(cls, message: BaseMessage, **fields: Any) -> ProtocolMessage:
         """Build a protocol message from a LangChain message plus session fields."""
         role: Role
-        extra: dict[str, Any] = {}
+        extra: JsonObject = {}
         tool_calls: list[ProtocolToolCall] = []
         if isinstance(message, HumanMessage):
             role = "user"
@@ -268,7 +269,7 @@ class ProtocolMessage(BaseModel):
         else:
             msg = f"cannot convert {type(message).__name__} to a protocol message"
             raise TypeError(msg)
-        content: str | dict[str, Any]
+        content: str | JsonObject
         content = message.content if isinstance(message.content, str) else ""
         if isinstance(message.content, str) and role == "tool":
             content = _maybe_json(message.content)
@@ -280,13 +281,13 @@ class ProtocolMessage(BaseModel):
         merged = {**carried, **extra, **fields}
         return cls(role=role, content=content, tool_calls=tool_calls, **merged)
 
-    def to_openai(self) -> dict[str, Any]:
+    def to_openai(self) -> JsonObject:
         """Render as an OpenAI Chat Completions message."""
         if self.role == "tool":
             call_id = getattr(self, "tool_call_id", None) or _first_id(self.tool_calls)
             return {"role": "tool", "tool_call_id": call_id, "content": self.text()}
         role = "assistant" if self.role in ("assistant", "agent") else self.role
-        wire: dict[str, Any] = {"role": role, "content": self.text()}
+        wire: JsonObject = {"role": role, "content": self.text()}
         if self.role == "agent":
             wire["name"] = "agent"
         if self.tool_calls:
@@ -304,7 +305,7 @@ class ProtocolMessage(BaseModel):
         return wire
 
     @classmethod
-    def from_openai(cls, wire: dict[str, Any], **fields: Any) -> ProtocolMessage:
+    def from_openai(cls, wire: JsonObject, **fields: Any) -> ProtocolMessage:
         """Parse an OpenAI Chat Completions message."""
         role = wire["role"]
         if role == "assistant" and wire.get("name") == "agent":
@@ -336,7 +337,7 @@ def _first_id(calls: list[ProtocolToolCall]) -> str:
     return next((call.id for call in calls if call.id), "")
 
 
-def _maybe_json(text: str) -> str | dict[str, Any]:
+def _maybe_json(text: str) -> str | JsonObject:
     try:
         parsed = json.loads(text)
     except ValueError:
@@ -440,7 +441,7 @@ def _caused_by_size(exc: ValueError) -> bool:
     )
 
 
-class ValidatedProtocol(dict[str, Any]):
+class ValidatedProtocol(JsonObject):
     """A protocol message as the JSON-ready dict ``ProtocolMessage`` produced, already checked.
 
     ``size`` is its size as compact UTF-8 JSON, as validation measured it (the trace

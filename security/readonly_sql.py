@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from config.limits import JsonObject
 from security.sql_guard import (
     ALLOWED_FUNCTIONS,
     SqlPolicy,
@@ -53,7 +54,7 @@ class ReadOnlyQueryError(Exception):
         self.message = message
         self.sql = sql
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> JsonObject:
         """Return the envelope ``data`` for this failure."""
         return {"reason": self.reason, "sql": self.sql[:500], "message": self.message}
 
@@ -84,7 +85,7 @@ class QueryResult:
     """The SQL actually run (with the row limit applied)."""
     columns: list[str]
     """Result column names."""
-    rows: list[dict[str, Any]]
+    rows: list[JsonObject]
     """At most ``max_rows`` rows, as dicts."""
     truncated: bool
     """More rows were available than returned."""

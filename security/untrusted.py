@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from config.limits import JsonObject
 from security.pii import ZERO_WIDTH
 
 _DROP = r"(?:ignore|disregard|forget|override|overrule|discard|erase|neglect)"
@@ -156,7 +157,7 @@ FLAG_PREFIX = "untrusted_instruction:"
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
-def withhold_flagged(result: Mapping[str, Any], marker: str) -> dict[str, Any]:
+def withhold_flagged(result: Mapping[str, Any], marker: str) -> JsonObject:
     """Return ``result`` with the text at every flagged path replaced by ``marker``.
 
     What the executor flagged (``untrusted_instruction:<path>``) is not repeated to the

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+from config.limits import JsonObject
 from config.settings import Settings, get_settings
 from storage.sqlite_files import connect_wal
 
@@ -195,12 +196,12 @@ class Database:
                 raise
             self._conn.execute("COMMIT")
 
-    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[JsonObject]:
         """Run a parameterized read and return rows as dicts."""
         with self._lock:
             return [dict(row) for row in self._conn.execute(sql, params).fetchall()]
 
-    def query_one(self, sql: str, params: tuple[Any, ...] = ()) -> dict[str, Any] | None:
+    def query_one(self, sql: str, params: tuple[Any, ...] = ()) -> JsonObject | None:
         """Run a parameterized read and return the first row, if any."""
         rows = self.query(sql, params)
         return rows[0] if rows else None

@@ -23,12 +23,12 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypedDict
+from typing import Literal, Protocol, TypedDict
 
 import orjson
 from redis import Redis
 
-from config.limits import dumps_compact
+from config.limits import JsonObject, dumps_compact
 from config.settings import Settings, get_settings
 from storage.redis_direct import Direct
 from storage.sqlite_files import connect_wal
@@ -43,7 +43,7 @@ class TranscriptEntry(TypedDict):
     """``message`` (a LangChain message as a dict) or ``protocol`` (a protocol message)."""
     key: str
     """The message id, or a content hash for protocol messages; unique within a thread."""
-    body: dict[str, Any]
+    body: JsonObject
     """The message as JSON-ready data."""
 
 
@@ -59,7 +59,7 @@ class TranscriptStore(Protocol):
         ...
 
 
-def entry_key(kind: EntryKind, body: dict[str, Any]) -> str:
+def entry_key(kind: EntryKind, body: JsonObject) -> str:
     """Return the stable key of an entry: the message id, else a hash of its content.
 
     The content is the body as compact JSON with sorted keys, written by orjson: the same
@@ -78,7 +78,7 @@ def entry_key(kind: EntryKind, body: dict[str, Any]) -> str:
     return hashlib.sha256(text).hexdigest()[:32]
 
 
-def make_entry(kind: EntryKind, body: dict[str, Any]) -> TranscriptEntry:
+def make_entry(kind: EntryKind, body: JsonObject) -> TranscriptEntry:
     """Build an entry with its key."""
     return {"kind": kind, "key": entry_key(kind, body), "body": body}
 

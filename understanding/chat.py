@@ -27,7 +27,7 @@ def make_chat_model(
     logprobs: bool = True,
 ) -> Any:
     """A ``ChatOpenAI`` with every limit set (``max_tokens`` always: small models run on)."""
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {}  # ChatOpenAI keyword arguments, added as configured
     if logprobs:
         options.update(logprobs=True, top_logprobs=3)
     return ChatOpenAI(

@@ -29,7 +29,7 @@ class FoundSlots:
     slots: SlotValues = field(default_factory=dict)
     invalid: dict[str, str] = field(default_factory=dict)
     several: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    changed: dict[str, Any] = field(default_factory=dict)
+    changed: SlotValues = field(default_factory=dict)
     """Values that replace a different one the task already had."""
     fills: bool = False
     """Gives (or names an invalid value for) a slot the task still misses."""

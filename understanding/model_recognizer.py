@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from langgraph.errors import GraphBubbleUp
 
+from config.limits import JsonObject
 from contract.scenario import UNKNOWN, ScenarioSet
 from understanding.chat import chat_model_for, parse_choice
 from understanding.evidence import THRESHOLD, evidence_confidence, label_probability, slot_supported
@@ -105,7 +106,7 @@ def options_from_scenarios(catalog: ScenarioSet) -> list[IntentOption]:
         card = cards.get(task.tool)
         slots = {name: _field_description(card, name) for name in task.required_slots}
         flags: dict[str, str] = {}
-        values: dict[str, Any] = {}
+        values: JsonObject = {}
         for slot, tool in task.on_request:
             extra = cards.get(tool)
             what = extra.description if extra is not None else tool
@@ -203,10 +204,10 @@ class ModelUnderstanding:
         self.system_prompt = system_prompt or self._default_prompt()
         self.consult_below = consult_below
         self._intent_runnable = self._structured(self._intent_schema())
-        self._slot_runnables: dict[str, Any] = {}
+        self._slot_runnables: JsonObject = {}
         self._flags: dict[str, dict[str, bool]] = {}
         """On-request flags the model set, by message text (the last 64 messages)."""
-        self.calls: deque[dict[str, Any]] = deque(maxlen=256)
+        self.calls: deque[JsonObject] = deque(maxlen=256)
         """The latest model calls: step, outcome, error (for the protocol and the eval)."""
 
     # ---- schema and prompt ---------------------------------------------------------------
@@ -222,8 +223,8 @@ class ModelUnderstanding:
         lines.append(f"- {UNKNOWN}: none of these (chit-chat, other topics)")
         return "\n".join(lines)
 
-    def _intent_schema(self) -> dict[str, Any]:
-        properties: dict[str, Any] = {
+    def _intent_schema(self) -> JsonObject:
+        properties: JsonObject = {
             "intent": {"type": "string", "enum": [*self.options, UNKNOWN]},
         }
         flags = {name: text for o in self.options.values() for name, text in o.flags.items()}
@@ -238,7 +239,7 @@ class ModelUnderstanding:
             "additionalProperties": False,
         }
 
-    def _slot_schema(self, option: IntentOption) -> dict[str, Any]:
+    def _slot_schema(self, option: IntentOption) -> JsonObject:
         properties = {
             name: {"type": ["string", "null"], "description": text}
             for name, text in option.slots.items()
@@ -252,7 +253,7 @@ class ModelUnderstanding:
             "additionalProperties": False,
         }
 
-    def _structured(self, schema: dict[str, Any]) -> Any:
+    def _structured(self, schema: JsonObject) -> Any:
         strict = True if self.method == "json_schema" else None
         return self.llm.with_structured_output(
             schema, method=self.method, strict=strict, include_raw=True
@@ -261,7 +262,7 @@ class ModelUnderstanding:
     # ---- calls ---------------------------------------------------------------------------
     def _invoke(
         self, runnable: Any, messages: list[tuple[str, str]], step: str
-    ) -> tuple[dict[str, Any], Any]:
+    ) -> tuple[JsonObject, Any]:
         """Run one structured call; return (parsed, raw message) or raise ``ModelFailure``."""
         try:
             out = runnable.invoke(messages)
@@ -419,7 +420,7 @@ class ModelUnderstanding:
         )
 
 
-def _fields(result: IntentResult) -> dict[str, Any]:
+def _fields(result: IntentResult) -> JsonObject:
     return {
         "intent": result.intent,
         "confidence": result.confidence,

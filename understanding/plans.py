@@ -29,6 +29,7 @@ from typing import Any, Literal, TypedDict
 
 from redis import Redis
 
+from config.limits import JsonObject
 from config.settings import Settings
 from storage.kv import KeyValueStore, MemoryKV, RedisKV, SQLiteKV
 from tools.registry.types import Arguments
@@ -91,13 +92,13 @@ def templatize(
     earlier: Sequence[Mapping[str, Any]] = (),
     *,
     constants: bool = True,
-) -> dict[str, Any] | None:
+) -> JsonObject | None:
     """Turn concrete arguments into templates, or ``None`` if any value has no safe source.
 
     ``earlier`` holds the ``data`` of the steps before this one. ``constants=False`` refuses
     enum-like literals and booleans too: every argument must come from a slot or a result.
     """
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for arg, value in arguments.items():
         ref = _reference(value, slots, earlier, constants=constants)
         if ref is _NO_SOURCE:
@@ -212,7 +213,7 @@ def instantiate_step(
     index: int,
     slots: Mapping[str, Any],
     results: Sequence[Mapping[str, Any]] = (),
-) -> dict[str, Any]:
+) -> JsonObject:
     """Return step ``index`` as a call ``{"name", "parameters"}`` for ``executor.prepare``.
 
     ``results`` holds the ``data`` of the steps already run.
@@ -222,7 +223,7 @@ def instantiate_step(
     return {"name": step["name"], "parameters": parameters}
 
 
-def instantiate(plan: Plan, slots: Mapping[str, Any]) -> list[dict[str, Any]]:
+def instantiate(plan: Plan, slots: Mapping[str, Any]) -> list[JsonObject]:
     """Return all calls of a plan that depends only on slots (else use ``instantiate_step``)."""
     return [instantiate_step(plan, i, slots) for i in range(len(plan["steps"]))]
 

@@ -23,6 +23,7 @@ from typing import Any, TypedDict
 
 from langchain_core.messages import HumanMessage
 
+from config.limits import JsonObject
 from tools.registry.types import Arguments
 
 
@@ -84,7 +85,7 @@ def _normalize(item: Any) -> tuple[str, Any] | str:
     return name, arguments
 
 
-def _arguments(raw: Any) -> dict[str, Any] | str:
+def _arguments(raw: Any) -> JsonObject | str:
     if isinstance(raw, dict):
         return raw
     if isinstance(raw, str):
@@ -264,7 +265,7 @@ def call_with_repair(
     return RepairOutcome(calls=valid, refused=refused, rounds=2, messages=conversation)
 
 
-def model_view(cards: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def model_view(cards: Iterable[Mapping[str, Any]]) -> list[JsonObject]:
     """Turn ``{"name", "description", "parameters"}`` tool views into OpenAI ``tools`` entries."""
     return [
         {

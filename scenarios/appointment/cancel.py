@@ -20,6 +20,7 @@ from scenarios.appointment.understanding import DEPARTMENTS
 from scenarios.appointment.wording import appointment_offer
 from scenarios.dates import find_date
 from state import ToolResult
+from tools.executor.envelope import CallRequest
 from tools.executor.errors import ResourceNotFoundError
 from tools.executor.failures import classify
 from tools.registry.cards import ToolCard
@@ -93,7 +94,7 @@ def appointment_owner(args: Any, ctx: ToolContext) -> str | None:
     return None if row is None else str(row["user_id"])
 
 
-def _names(hint: str, row: dict[str, Any], today: date) -> bool:
+def _names(hint: str, row: JsonObject, today: date) -> bool:
     """Tell whether ``hint`` names the appointment: its doctor, department or day."""
     lowered = hint.lower()
     if row["doctor"] in hint or row["department"] in hint:
@@ -144,7 +145,7 @@ def cancel_appointment(args: AppointmentRef, ctx: ToolContext) -> JsonObject:
 def suggest_appointment(
     missing: Sequence[str],
     text: str,
-    run: Callable[[dict[str, Any]], ToolResult],
+    run: Callable[[CallRequest], ToolResult],
     speaker: Speaker,
 ) -> Offer:
     """Fill the number with the appointment named, or the only one; else offer them."""

@@ -72,7 +72,7 @@ def patient_name(db: Database, user_id: str) -> str:
     return str(row["display_name"]) if row else user_id
 
 
-def _department(db: Database, name: str) -> dict[str, Any]:
+def _department(db: Database, name: str) -> JsonObject:
     row = db.query_one(
         "SELECT dept_id, name_zh, name_en FROM departments WHERE name_zh = ? OR lower(name_en) = ?",
         (name, name.lower()),
@@ -248,7 +248,7 @@ class BookingResult(BaseModel):
     department: str
 
 
-def booking_status(args: BookingRequest, ctx: ToolContext) -> dict[str, Any] | None:
+def booking_status(args: BookingRequest, ctx: ToolContext) -> JsonObject | None:
     """Find the booking a failed ``book_appointment`` may have made, or ``None``."""
     row = ctx.database().query_one(
         "SELECT a.appointment_id, a.slot_id, s.slot_date, s.slot_time, d.name AS doctor,"

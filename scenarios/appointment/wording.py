@@ -224,7 +224,7 @@ def describe_cancel(result: ToolResult, state: AgentState, speaker: Speaker) -> 
     return None
 
 
-def _free(lookup: ToolResult | None) -> list[dict[str, Any]]:
+def _free(lookup: ToolResult | None) -> list[JsonObject]:
     """The free slots a lookup found on the day asked (none fit the part of the day asked)."""
     if lookup is None or lookup.get("status") != "success":
         return []

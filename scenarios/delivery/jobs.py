@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import date
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import (
     AliasChoices,
@@ -125,7 +125,7 @@ def send_bulk_notification(
     channel: str,
     progress: Callable[[int, int], None] | None = None,
     before_commit: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Send ``content`` to each customer once; unknown or non-customer ids are skipped.
 
     ``before_commit(user_id)`` runs inside each send's transaction (a test seam: a crash

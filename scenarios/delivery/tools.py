@@ -271,7 +271,7 @@ def request_refund(args: RefundRequest, ctx: ToolContext) -> JsonObject:
         return ledger.record(result)
 
 
-def refund_status(args: RefundRequest, ctx: ToolContext) -> dict[str, Any] | None:
+def refund_status(args: RefundRequest, ctx: ToolContext) -> JsonObject | None:
     """Find the refund a timed-out ``request_refund`` may have filed, or ``None``."""
     row = ctx.database().query_one(
         "SELECT refund_id, amount_cents, status FROM refunds WHERE order_id = ? AND user_id = ?",
@@ -339,7 +339,7 @@ def cancel_order(args: OrderRef, ctx: ToolContext) -> JsonObject:
         )
 
 
-def cancel_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any] | None:
+def cancel_status(args: OrderRef, ctx: ToolContext) -> JsonObject | None:
     """Tell whether a timed-out ``cancel_order`` went through: the order is cancelled."""
     row = ctx.database().query_one(
         "SELECT order_id, item, amount_cents, status FROM orders WHERE order_id = ?",
@@ -364,16 +364,16 @@ def send_notification(args: NotificationRequest, ctx: ToolContext) -> JsonObject
         return ledger.record({"order_id": args.order_id, "channel": args.channel, "sent": True})
 
 
-def _summarize_status(data: dict[str, Any]) -> str:
+def _summarize_status(data: JsonObject) -> str:
     eta = data.get("eta_minutes") or data.get("eta_date") or "unknown"
     return f"order {data['order_id']}: {data['status']}, eta {eta}"
 
 
-def _summarize_refund(data: dict[str, Any]) -> str:
+def _summarize_refund(data: JsonObject) -> str:
     return f"refund {data['refund_id']} for order {data['order_id']}: {data['status']}"
 
 
-def _summarize_urge(data: dict[str, Any]) -> str:
+def _summarize_urge(data: JsonObject) -> str:
     return f"urged order {data['order_id']} ({data['urge_count']} urges so far)"
 
 

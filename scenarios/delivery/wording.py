@@ -146,7 +146,7 @@ def describe_order(result: ToolResult, state: AgentState, speaker: Speaker) -> s
     return None
 
 
-def _describe_success(tool: str, data: dict[str, Any], speaker: Speaker) -> str:
+def _describe_success(tool: str, data: JsonObject, speaker: Speaker) -> str:
     if tool == "send_notification":
         return speaker.say("notification_sent")
     if tool == "query_order_status":

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from config.limits import JsonObject
 from contract.scenario import Describer, Speaker, Wording
 from jobs.bodies import describe_job
 from jobs.store import Job
@@ -18,7 +17,7 @@ WORDING: Wording = {
 }
 
 
-def job_from(data: dict[str, Any]) -> Job:
+def job_from(data: JsonObject) -> Job:
     """Rebuild the job a status result (or a job event) describes."""
     return Job(
         job_id=str(data.get("job_id", "")),

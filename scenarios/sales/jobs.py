@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -66,7 +66,7 @@ def export_sales(
     job_id: str,
     progress: Callable[[int, int], None] | None = None,
     chunk: int = 50,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Write a month's sales as CSV to ``out_dir/sales-<month>-<job>.csv``; return its path.
 
     The file is written under a temporary name and renamed, so a reader never sees half a

@@ -114,7 +114,7 @@ def question_to_sql(text: str, now: date) -> SqlPlan:
 
 def run_checked_query(
     db: Database, sql: str, params: tuple[Any, ...], policy: SqlPolicy = SALES_POLICY
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """Check ``sql`` with the guard, then run it read-only with a time and row limit.
 
     The runner interrupts a query that runs too long inside SQLite (it is stopped, not
@@ -144,7 +144,7 @@ def query_sales_report(args: SalesQuestion, ctx: ToolContext) -> JsonObject:
     }
 
 
-def _summarize(data: dict[str, Any]) -> str:
+def _summarize(data: JsonObject) -> str:
     return f"{len(data['rows'])} row(s) for {data['month']}: {data['sql']} {data['params']}"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
 
 from config.limits import JsonObject
 from contract.scenario import Describer, Speaker, Wording
@@ -70,7 +69,7 @@ def describe_sales(result: ToolResult, state: AgentState, speaker: Speaker) -> s
     metric = speaker.say("metric_quantity" if data["metric"] == "quantity" else "metric_amount")
     rows = data["rows"]
 
-    def value(row: dict[str, Any]) -> str:
+    def value(row: JsonObject) -> str:
         total = row.get("total") or 0
         if data["metric"] == "quantity":
             return speaker.say("units", value=total)

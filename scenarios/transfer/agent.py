@@ -22,8 +22,17 @@ from nodes.services import Services
 from nodes.tool import changes_said, reread
 from nodes.wording import Voice
 from scenarios.transfer.tools import payer_account
-from state import AgentState, Context, StateUpdate, ToolResult, append_protocol, append_results
+from state import (
+    AgentState,
+    Context,
+    ProtocolRecord,
+    StateUpdate,
+    ToolResult,
+    append_protocol,
+    append_results,
+)
 from tools.executor.pipeline import envelope
+from tools.registry.types import Arguments
 
 AGENT = "finance"
 """The node name of the finance agent in the main graph."""
@@ -59,7 +68,7 @@ class FinanceState(TypedDict, total=False):
     """What to do."""
     steps: Annotated[list[ToolResult], append_results]
     """Result envelopes of the chain, in order."""
-    protocol: Annotated[list[dict[str, Any]], append_protocol]
+    protocol: Annotated[list[ProtocolRecord], append_protocol]
     """The finance agent's protocol messages."""
     task_id: str
     """The finance task."""
@@ -85,7 +94,7 @@ class StepNode(Protocol):
         ...
 
 
-def _arguments(tool: str, state: FinanceState) -> StateUpdate:
+def _arguments(tool: str, state: FinanceState) -> Arguments:
     """Build a step's arguments from the request and the steps before it."""
     request = state.get("request") or {}
     if tool == REFUND_TOOL:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,11 +29,11 @@ LARGE_TRANSFER_CENTS = 200_000
 """2,000 yuan and more counts as a large transfer."""
 ACCOUNT_PATTERN = r"^ACC-\d{4}$"
 
-Clearing = Callable[[dict[str, Any]], None]
+Clearing = Callable[[JsonObject], None]
 """Tells the clearing network about a transfer; raises if it cannot be cleared."""
 
 
-def _accept_all(transfer: dict[str, Any]) -> None:
+def _accept_all(transfer: JsonObject) -> None:
     """The default clearing network accepts every transfer."""
 
 
@@ -228,7 +227,7 @@ def execute_transfer(args: TransferOrder, ctx: ToolContext) -> JsonObject:
     return {**record, "status": "completed"}
 
 
-def compensate(db: Database, record: dict[str, Any], *, reason: str, request_id: str = "") -> None:
+def compensate(db: Database, record: JsonObject, *, reason: str, request_id: str = "") -> None:
     """Reverse a completed transfer in one transaction: the money goes back.
 
     The transfer's ledger entry is amended in the same transaction, so a replay of the

@@ -8,8 +8,6 @@ permanent failure that says which field, never an empty answer.
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -82,7 +80,7 @@ def _missing_fields(exc: Exception) -> list[str]:
     return [".".join(str(p) for p in err["loc"]) for err in exc.errors()]
 
 
-def _summarize(data: dict[str, Any]) -> str:
+def _summarize(data: JsonObject) -> str:
     return f"{data['api_city']}: {data['temp_c']}°C, {data['condition']}"
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from config.limits import json_safe
+from config.limits import JsonObject, json_safe
 from tools.executor.envelope import ToolResult, envelope, request_id_for
 from tools.executor.errors import SchemaDriftError
 from tools.executor.parsing import ArgumentParseError, argument_problem, parse_arguments
@@ -87,7 +87,7 @@ async def await_result(awaitable: Any) -> Any:
     return await awaitable
 
 
-def loose_arguments(raw: Any) -> dict[str, Any]:
+def loose_arguments(raw: Any) -> Arguments:
     """Parse arguments for a provisional request id; unparsable ones as bounded text."""
     try:
         parsed = parse_arguments(raw)[0]
@@ -115,7 +115,7 @@ def loose_view(call: Any) -> Any:
     return short_text(call, 500)
 
 
-def call_shape(call: Any, ctx: ToolContext) -> tuple[dict[str, Any], str] | ToolResult:
+def call_shape(call: Any, ctx: ToolContext) -> tuple[JsonObject, str] | ToolResult:
     """Return ``(call, name)`` for a well-shaped call, or the validation envelope."""
     reason: str | None = None
     if isinstance(call, str):

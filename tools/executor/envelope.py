@@ -34,6 +34,22 @@ class ToolCall(TypedDict):
     """The task the call serves, when the step runs more than one (``TaskFrame`` batched)."""
 
 
+class CallRequest(TypedDict, total=False):
+    """A call as code asks the executor for it (``execute``).
+
+    Any other shape is answered with a ``validation`` envelope, never raised.
+    """
+
+    name: str
+    """The tool's name in the registry."""
+    parameters: Arguments
+    """Arguments as JSON; never trusted until validated."""
+    id: str
+    """The model's tool-call id, for correlation only."""
+    idempotency_key: str
+    """A caller's own key for the request, scoped to the user."""
+
+
 class ToolResult(TypedDict, total=False):
     """The one result envelope every tool call returns, success or not."""
 

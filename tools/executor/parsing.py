@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any
 
+from config.limits import JsonObject
+
 MAX_ARGUMENT_CHARS = 64 * 1024
 """Longest argument text parsed; a model's arguments are far shorter."""
 MAX_ARGUMENT_DEPTH = 32
@@ -32,7 +34,7 @@ class ArgumentParseError(ValueError):
         self.reason = reason
 
 
-def parse_arguments(raw: Any) -> tuple[dict[str, Any], list[str]]:
+def parse_arguments(raw: Any) -> tuple[JsonObject, list[str]]:
     """Return (arguments, repairs made). Raise ``ArgumentParseError`` when unusable."""
     if isinstance(raw, dict):
         return raw, []

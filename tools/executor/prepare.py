@@ -12,7 +12,7 @@ import hashlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ValidationError
 
@@ -48,6 +48,15 @@ MAX_AUDIT_ARGUMENT_BYTES = 4096
 """Arguments larger than this are audited as a marker (size and SHA-256 of the masked form)."""
 
 
+class PendingAction(TypedDict):
+    """A call waiting for a person's decision, as a confirmation prompt shows it (masked)."""
+
+    request_id: str
+    tool: str
+    description: str
+    arguments: Arguments
+
+
 @dataclass(frozen=True)
 class PreparedCall:
     """A call that passed lookup, parsing, validation and authorization."""
@@ -72,7 +81,7 @@ class PreparedCall:
         """Whether a person must approve the call first."""
         return self.card.risk == "high"
 
-    def action(self) -> dict[str, Any]:
+    def action(self) -> PendingAction:
         """Describe the call for a confirmation prompt, identifiers masked."""
         return {
             "request_id": self.request_id,

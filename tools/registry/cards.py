@@ -24,6 +24,7 @@ from config.limits import JsonObject
 from security.permissions import Permissions
 from tools.registry.context import ToolContext
 from tools.registry.lifecycle import SERVING, Effective, ToolLifecycle, version_key
+from tools.registry.types import Arguments
 from tools.registry.views import ModelToolView, Unavailable
 
 VAGUE_VERBS = frozenset({"call", "do", "handle", "process", "invoke", "use", "make", "run"})
@@ -56,7 +57,7 @@ class InvalidToolCardError(ValueError):
 
 Handler = Callable[[Any, ToolContext], Any]
 OwnerLookup = Callable[[Any, ToolContext], str | None]
-StatusLookup = Callable[[Any, ToolContext], dict[str, Any] | None]
+StatusLookup = Callable[[Any, ToolContext], JsonObject | None]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,7 +104,7 @@ class ToolCard:
     """Card version, bumped when the contract changes."""
     deprecated: bool = False
     """Still callable, but not offered to the model."""
-    summarize: Callable[[dict[str, Any]], str] | None = None
+    summarize: Callable[[JsonObject], str] | None = None
     """One-line summary of a result for the model and the audit log."""
     result_model: type[BaseModel] | None = None
     """The shape a successful result must have; the executor turns a mismatch (a backend
@@ -160,7 +161,7 @@ class ToolCard:
             },
         }
 
-    def engineering_view(self) -> dict[str, Any]:
+    def engineering_view(self) -> JsonObject:
         """Render the server-side fields, for operators and audit, never for a prompt."""
         return {
             "name": self.name,
@@ -416,7 +417,7 @@ class ToolRegistry:
 
     def langchain_tools(
         self,
-        run: Callable[[str, dict[str, Any]], dict[str, Any]],
+        run: Callable[[str, Arguments], JsonObject],
         cards: list[ToolCard] | None = None,
     ) -> list[StructuredTool]:
         """Render cards as LangChain tools whose calls go through ``run(name, arguments)``.

@@ -20,10 +20,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 from redis import Redis
 
+from config.limits import JsonObject
 from config.settings import Settings
 from observability.audit import AuditLog
 from storage.kv import KeyValueStore, MemoryKV, RedisKV, SQLiteKV
@@ -78,10 +79,10 @@ class ToolLifecycle:
     cache_ttl_s: float = 0.0
     """Read states from a snapshot at most this old (one listing instead of a read per
     lookup); other workers' changes show up within it. 0: always read the store."""
-    _snapshot: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    _snapshot: dict[str, JsonObject] = field(default_factory=dict, repr=False)
     _snapshot_at: float = field(default=float("-inf"), repr=False)
 
-    def _state(self, scope: str) -> dict[str, Any] | None:
+    def _state(self, scope: str) -> JsonObject | None:
         if self.cache_ttl_s <= 0:
             return self.store.get(f"state:{scope}")
         now = self.now()
@@ -144,7 +145,7 @@ class ToolLifecycle:
     def effective(self, name: str, version: str | None = None) -> Effective:
         """Return the status that applies today; a deprecation past its sunset is disabled."""
         scope = name
-        raw: dict[str, Any] | None = None
+        raw: JsonObject | None = None
         if version is not None:
             raw = self._state(_scope(name, version))
             scope = _scope(name, version)
@@ -270,7 +271,7 @@ class CoverageReport(TypedDict):
     """Share of tools chosen at least once."""
 
 
-def tool_coverage(tool_names: Iterable[str], records: Iterable[dict[str, Any]]) -> CoverageReport:
+def tool_coverage(tool_names: Iterable[str], records: Iterable[JsonObject]) -> CoverageReport:
     """Count tool calls in executor audit records; lifecycle events are not calls."""
     names = sorted(set(tool_names))
     used = Counter(
@@ -287,7 +288,7 @@ def tool_coverage(tool_names: Iterable[str], records: Iterable[dict[str, Any]]) 
     )
 
 
-def read_audit_records(path: str | Path) -> list[dict[str, Any]]:
+def read_audit_records(path: str | Path) -> list[JsonObject]:
     """Read an ``audit.jsonl`` file (skipping torn last lines); missing file: none."""
     target = Path(path)
     if not target.exists():

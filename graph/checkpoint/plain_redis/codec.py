@@ -32,6 +32,7 @@ from redis.asyncio import Redis as AsyncRedis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
+from config.limits import JsonObject
 from graph.checkpoint.msgpack_masking import is_checkpoint_record
 from graph.checkpoint.plain_redis import layout, lua
 
@@ -182,7 +183,7 @@ class RecordCodec(BaseCheckpointSaver[str]):
         writes: dict[str, bytes | None],
     ) -> CheckpointTuple:
         checkpoint = cast(Checkpoint, self.serde.loads_typed(record.checkpoint))
-        values: dict[str, Any] = {}
+        values: JsonObject = {}
         for channel, version in record.refs:
             raw = blobs.get(layout.blob_field(record.checkpoint_ns, channel, version))
             if raw is None:
@@ -233,10 +234,10 @@ class RecordCodec(BaseCheckpointSaver[str]):
     def _accept(
         self,
         record: layout.Record,
-        metadata: dict[str, Any],
+        metadata: JsonObject,
         config: RunnableConfig | None,
         before: RunnableConfig | None,
-        filter: dict[str, Any] | None,
+        filter: JsonObject | None,
     ) -> bool:
         wanted_id = get_checkpoint_id(config) if config else None
         if wanted_id and record.checkpoint_id != wanted_id:
@@ -253,8 +254,8 @@ class RecordCodec(BaseCheckpointSaver[str]):
         raw_windex: builtins.list[bytes | None],
         config: RunnableConfig | None,
         before: RunnableConfig | None,
-        filter: dict[str, Any] | None,
-    ) -> builtins.list[tuple[layout.Record, dict[str, Any]]]:
+        filter: JsonObject | None,
+    ) -> builtins.list[tuple[layout.Record, JsonObject]]:
         chosen = []
         for member, raw, windex in zip(members, raw_records, raw_windex, strict=True):
             if raw is None:  # expired or deleted between the two reads
@@ -339,7 +340,7 @@ class RecordCodec(BaseCheckpointSaver[str]):
         return sorted(drop), rewritten, dead_blobs, dead_writes, sorted(drop)
 
 
-def _dumps_record(stored: dict[str, Any], serde: SerializerProtocol) -> tuple[str, bytes]:
+def _dumps_record(stored: JsonObject, serde: SerializerProtocol) -> tuple[str, bytes]:
     """Pack a checkpoint without its values straight to msgpack, unmasked and uncompressed.
 
     It holds no text of a user's (``is_checkpoint_record``). Through the serializer,

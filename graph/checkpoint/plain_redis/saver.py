@@ -44,6 +44,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 from redis.exceptions import WatchError
 
+from config.limits import JsonObject
 from graph.checkpoint.plain_redis import layout, lua
 from graph.checkpoint.plain_redis.codec import (
     RecordCodec,
@@ -146,7 +147,7 @@ class PlainRedisSaver(RecordCodec):
         self,
         config: RunnableConfig | None,
         *,
-        filter: dict[str, Any] | None = None,
+        filter: JsonObject | None = None,
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
@@ -303,7 +304,7 @@ class PlainRedisSaver(RecordCodec):
         self,
         config: RunnableConfig | None,
         *,
-        filter: dict[str, Any] | None = None,
+        filter: JsonObject | None = None,
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
