@@ -60,7 +60,7 @@ from understanding.generator import CommandGenerator
 from understanding.model_prompt import TaskOption, implied_task, situation, task_options
 from understanding.model_recognizer import describe_error
 from understanding.recognizer import IntentResult
-from understanding.reconcile import Placed, Proposal, place, split_values
+from understanding.reconcile import Placed, Proposal, on_stack, place, split_values
 from understanding.rules import OFFER_TAKEN, RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 
@@ -246,9 +246,22 @@ class ModelCommandGenerator:
                 option = self.options.get(target.intent) if target is not None else None
                 intent = option.intent if option is not None else intent
             pairs = _pairs(item.get("slots"))
+            owner = self._owner(option, pairs)
+            if owner is not None and kind in ("start", "set", "correct", "clarify"):
+                # values of another task's slots ("北京" as the city of an order check):
+                # the task whose slots they are is the one meant
+                option, intent, kind = owner, owner.intent, "start"
             others_named = [c for c in classified.candidates if c != intent]
             if kind == "clarify" and option is not None and (pairs or not others_named):
                 kind = "start"  # a "choice" of one task, with its values, is that task
+            if kind == "cancel" and option is not None and not on_stack(view, intent):
+                # nothing of that task to drop: "取消订单 …", "帮我把 … 退了" ask for a task;
+                # what the rules heard asked for is taken, else it stays a "never mind"
+                asked = [c for c in rules.commands if isinstance(c, Start)]
+                for start in asked:
+                    proposals.append(Proposal(order, "start", start.intent, start.slots))
+                if asked:
+                    continue
             if kind in ("start", "set", "correct") and option is not None:
                 for group in split_values(pairs):
                     values, bad = self._values(option, group, text, view.known(intent))
@@ -261,14 +274,23 @@ class ModelCommandGenerator:
         placed = place(proposals, view, rules, sensitive=self._sensitive)
         rules_starts = {c.intent for c in rules.commands if isinstance(c, Start)}
         tasks = [
-            (item.order, self._command(item, logprobs, classified, rules_starts))
-            for item in placed
+            (item.order, self._command(item, logprobs, classified, rules_starts)) for item in placed
         ]
         ordered = sorted([*tasks, *others], key=lambda pair: pair[0])
         commands = [c for _, c in ordered if c is not None]
         if len(commands) > 1:
             commands = [c for c in commands if c.kind != "cannot_tell"] or commands[:1]
         return commands, refused
+
+    def _owner(
+        self, option: TaskOption | None, pairs: Sequence[tuple[str, str]]
+    ) -> TaskOption | None:
+        """The one task whose slots the pairs name, when the task named has none of them."""
+        names = {name for name, _ in pairs}
+        if not names or (option is not None and names & set(option.slots)):
+            return None
+        owners = [o for o in self.options.values() if names <= set(o.slots)]
+        return owners[0] if len(owners) == 1 else None
 
     def _command(
         self,

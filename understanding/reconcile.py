@@ -93,6 +93,13 @@ def role_of(view: DialogueView, intent: str) -> Role:
     return "new"
 
 
+def on_stack(view: DialogueView, intent: str) -> bool:
+    """Whether a task of ``intent`` is open: waiting, pending, queued or set aside."""
+    return role_of(view, intent) not in ("new", "last") or any(
+        task.intent == intent for task in view.suspended
+    )
+
+
 def place(
     proposals: Sequence[Proposal],
     view: DialogueView,
@@ -244,4 +251,4 @@ def _with_what_rules_heard(placed: list[Placed], rules: Reading) -> list[Placed]
     return out
 
 
-__all__ = ["Placed", "Proposal", "place", "role_of", "split_values"]
+__all__ = ["Placed", "Proposal", "on_stack", "place", "role_of", "split_values"]

@@ -111,3 +111,40 @@ def test_a_lone_clarify_is_the_task_and_a_correction_after_the_answer_asks_again
     out = say(app, "不对，我是说上海")
     assert tools_run(handled) == [("query_weather", "北京"), ("query_weather", "上海")]
     assert "上海" in out["messages"][-1].content
+
+
+def test_a_cancel_of_a_task_nobody_started_is_the_request_the_rules_heard(
+    model_app, model_env, handled, db
+):
+    app = model_app("cancel_order", "request_refund")
+    model_env.add(
+        "commands",
+        commands(command("cancel", "CANCEL_ORDER", order_id="OD-20240618-001")),
+        commands(command("cancel", "CHECK_ORDER_STATUS", order_id="OD-20240618-002")),
+    )
+    say(app, "取消订单 OD-20240618-001")
+    assert app.get_state(CONFIG).interrupts  # the cancellation waits for its yes
+    app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert tools_run(handled) == [("cancel_order", "OD-20240618-001")]
+    say(app, "帮我把OD-20240618-002退了")  # "退了": a refund, which the model called a cancel
+    app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
+    assert db.query("SELECT order_id FROM refunds") == [{"order_id": "OD-20240618-002"}]
+
+
+def test_a_value_of_another_tasks_slot_starts_that_task(model_app, model_env, handled):
+    app = model_app("query_order_status", "query_weather")
+    model_env.add(
+        "commands",
+        commands(command("start", "CHECK_ORDER_STATUS")),
+        commands(
+            command("set", "CHECK_ORDER_STATUS", order_id="OD-20240618-001"),
+            command("clarify", "CHECK_ORDER_STATUS", city="北京"),
+        ),
+    )
+    say(app, "帮我查下订单")
+    out = say(app, "OD-20240618-001，顺便看看北京天气")
+    assert sorted(tools_run(handled)) == [
+        ("query_order_status", "OD-20240618-001"),
+        ("query_weather", "北京"),
+    ]
+    assert "北京现在晴" in " ".join(m.content for m in out["messages"] if m.type == "ai")
