@@ -24,18 +24,22 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from config.limits import JsonObject, dumps_compact
 from config.settings import get_settings
 from observability import tracing
 from observability.metrics import default_metrics
+from observability.records import AuditRecord
 from security.pii import mask_pii
 
 _log = logging.getLogger(__name__)
 
-Sink = Callable[[JsonObject], None]
+Sink = Callable[[AuditRecord], None]
 """Receives every masked record, on the writer thread, after it is on disk."""
+
+_Item: TypeAlias = AuditRecord | list[AuditRecord] | threading.Event | None
+"""What the writer thread takes: a record, a batch, a flush marker, or ``None`` to stop."""
 
 IDLE_CLOSE_S = 2.0
 """The writer closes the file after this long without records, and opens it on the next."""
@@ -79,20 +83,20 @@ class AuditLog:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = None
-        self.records: list[JsonObject] = []
+        self.records: list[AuditRecord] = []
         if sinks is None:
             sinks = default_sinks() if self.path is not None else ()
         self.sinks: list[Sink] = list(sinks)
-        self._queue: queue.Queue[JsonObject | list[JsonObject] | None] = queue.Queue()
+        self._queue: queue.Queue[_Item] = queue.Queue()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._drain, name="reach-audit", daemon=True)
         self._thread.start()
 
-    def write(self, record: JsonObject) -> None:
+    def write(self, record: AuditRecord) -> None:
         """Queue a record; masking happens here so no identifier reaches the file."""
         self._queue.put(self._masked(record))
 
-    def write_many(self, records: Sequence[JsonObject]) -> None:
+    def write_many(self, records: Sequence[AuditRecord]) -> None:
         """Queue several records at once: the writer thread wakes once for all of them.
 
         Each wake-up costs the caller the GIL for a while; a turn's trace written record
@@ -101,13 +105,17 @@ class AuditLog:
         if records:
             self._queue.put([self._masked(record) for record in records])
 
-    def _masked(self, record: JsonObject) -> JsonObject:
-        masked: JsonObject = mask_pii(record)  # the same object when it is clean
+    def _masked(self, record: AuditRecord) -> AuditRecord:
+        masked: AuditRecord = mask_pii(record)  # the same object when it is clean
         if "kind" not in masked or "ts" not in masked:
-            masked = dict(masked)  # a copy: the caller's record stays as it was
-            masked.setdefault("kind", "tool_call")
-            masked.setdefault("ts", time.time())
-        if masked["kind"] == "tool_call":
+            # a copy (the caller's record stays as it was), keys in the same order; mypy
+            # cannot follow a spread of a union of TypedDicts: the result is the same kind
+            masked = {  # type: ignore[assignment]
+                **masked,
+                "kind": masked.get("kind", "tool_call"),
+                "ts": masked.get("ts", time.time()),
+            }
+        if masked.get("kind") == "tool_call":
             # the span needs its parent node, which is open only now, on the caller's thread
             tracing.tool_span_from_record(masked)
         return masked
@@ -152,7 +160,7 @@ class AuditLog:
     def flush(self, timeout_s: float = 5.0) -> None:
         """Wait until every queued record is written and passed to the sinks."""
         done = threading.Event()
-        self._queue.put({"__flush__": done})
+        self._queue.put(done)
         done.wait(timeout_s)
 
     def close(self, timeout_s: float = 5.0) -> None:
@@ -160,7 +168,7 @@ class AuditLog:
         self._queue.put(None)
         self._thread.join(timeout_s)
 
-    def _next(self) -> JsonObject | list[JsonObject] | None:
+    def _next(self) -> _Item:
         """Wait for the next item; let go of the file while nothing comes."""
         try:
             return self._queue.get(timeout=IDLE_CLOSE_S)
@@ -182,7 +190,7 @@ class AuditLog:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            records: list[JsonObject] = []
+            records: list[AuditRecord] = []
             stop = False
             markers: list[threading.Event] = []
             for item in batch:
@@ -191,10 +199,8 @@ class AuditLog:
                     break
                 if isinstance(item, list):
                     records.extend(item)
-                    continue
-                marker = item.get("__flush__")
-                if isinstance(marker, threading.Event):
-                    markers.append(marker)
+                elif isinstance(item, threading.Event):
+                    markers.append(item)
                 else:
                     records.append(item)
             self._store(records)
@@ -203,7 +209,7 @@ class AuditLog:
             if stop:
                 return
 
-    def _store(self, records: list[JsonObject]) -> None:
+    def _store(self, records: list[AuditRecord]) -> None:
         if not records:
             return
         with self._lock:
@@ -250,7 +256,7 @@ class RedisStreamSink:
         self.stream = stream
         self.maxlen = maxlen
 
-    def __call__(self, record: JsonObject) -> None:
+    def __call__(self, record: AuditRecord) -> None:
         """Append ``record``."""
         self.client.xadd(
             self.stream,
@@ -270,7 +276,7 @@ class RedisStreamSink:
 
 def read_stream(
     client: StreamClient, stream: str = "reach:audit", *, session_id: str | None = None
-) -> list[JsonObject]:
+) -> list[JsonObject]:  # records read back: whatever a writer of any version put there
     """Return the records of ``stream`` in order, only ``session_id``'s when given."""
     records: list[JsonObject] = []
     start = "-"
@@ -298,7 +304,7 @@ def _text(value: Any) -> str:
 # ---- reading the file ----------------------------------------------------------------------
 
 
-def iter_jsonl(path: str | Path) -> Iterator[JsonObject]:
+def iter_jsonl(path: str | Path) -> Iterator[JsonObject]:  # lines read back: free-form
     """Yield the records of a JSON-lines log, skipping a torn or foreign line."""
     file = Path(path)
     if not file.exists():

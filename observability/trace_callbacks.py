@@ -42,10 +42,20 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from opentelemetry.trace import Span
 
-from config.limits import JsonObject, json_bytes
+from config.limits import json_bytes
 from config.settings import get_settings
 from observability import tracing
 from observability.audit import AuditLog, default_audit_path
+from observability.records import (
+    ExecutedCall,
+    ExecutionRecord,
+    ProposedCall,
+    RunStatus,
+    TraceHeader,
+    TraceKind,
+    TraceRecord,
+    TurnStartRecord,
+)
 from observability.trace_values import (
     as_list,
     as_str,
@@ -113,7 +123,7 @@ class TraceRecorder(BaseCallbackHandler):
         self._tasks: dict[str, tuple[str | None, str | None]] = {}
         """Per session, the last known (task_id, parent_task_id); the ``MAX_SESSIONS`` most
         recent (a server lives for days, one session per customer)."""
-        self._pending: dict[str, list[JsonObject]] = {}
+        self._pending: dict[str, list[TraceRecord]] = {}
         """Per open turn, its records so far: written together when the turn ends."""
         self._lock = threading.Lock()
 
@@ -133,13 +143,13 @@ class TraceRecorder(BaseCallbackHandler):
 
     def on_chain_start(
         self,
-        serialized: JsonObject | None,
+        serialized: Mapping[str, Any] | None,  # LangChain's callback signature
         inputs: Any,
         *,
         run_id: UUID,
         parent_run_id: UUID | None = None,
         tags: list[str] | None = None,
-        metadata: JsonObject | None = None,
+        metadata: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         """Open a turn (the graph's own run) or a node run."""
@@ -185,7 +195,7 @@ class TraceRecorder(BaseCallbackHandler):
             tracing.pop_node(run.session_id, run.span)
             tracing.end_span(run.span)
             return
-        status = "interrupted" if isinstance(error, GraphBubbleUp) else "error"
+        status: RunStatus = "interrupted" if isinstance(error, GraphBubbleUp) else "error"
         self._write_node(run, status=status, sizes=[])
         tracing.pop_node(run.session_id, run.span)
         tracing.end_span(run.span, error=None if status == "interrupted" else type(error).__name__)
@@ -203,21 +213,23 @@ class TraceRecorder(BaseCallbackHandler):
         with self._lock:
             self._runs[run_id] = run
             self._pending[run.turn_id] = []
-        record: JsonObject = {"event": "start", "graph": name}
+        record: TurnStartRecord = {**self._header(run, "turn"), "event": "start", "graph": name}
         if text is not None:
             record["text"] = text
         if resume is not None:
             record["resume"] = resume
-        self._write(run, "turn", record)
+        self._write(run, record)
 
     def _end_turn(self, run: _Run, outputs: Any, *, error: str | None) -> None:
         interrupts = outputs.get("__interrupt__") if isinstance(outputs, Mapping) else None
-        status = "error" if error else "interrupted" if run.interrupted or interrupts else "ok"
+        status: RunStatus = (
+            "error" if error else "interrupted" if run.interrupted or interrupts else "ok"
+        )
         elapsed = self.clock() - run.started
         self._write(
             run,
-            "turn",
             {
+                **self._header(run, "turn"),
                 "event": "end",
                 "status": status,
                 "error": error,
@@ -272,7 +284,7 @@ class TraceRecorder(BaseCallbackHandler):
     def _end_node(self, run: _Run, outputs: Any) -> None:
         update = outputs if isinstance(outputs, Mapping) else {}
         sizes = self._learn_task(run, update)
-        attributes: JsonObject = {"task.id": run.task_id}
+        attributes: dict[str, object] = {"task.id": run.task_id}  # span attributes
         if "intent" in update and isinstance(update.get("intent"), str):
             self._write_intent(run, update)
             attributes.update(intent=update.get("intent"), confidence=update.get("confidence"))
@@ -289,7 +301,7 @@ class TraceRecorder(BaseCallbackHandler):
             )
         reply = reply_text(update.get("messages"))
         if reply is not None and "|" not in run.namespace:
-            self._write(run, "answer", {"node": run.name, "text": reply})
+            self._write(run, {**self._header(run, "answer"), "node": run.name, "text": reply})
         self._write_node(run, status="ok", sizes=sizes)
         tracing.set_attributes(run.span, attributes)
         tracing.pop_node(run.session_id, run.span)
@@ -322,8 +334,8 @@ class TraceRecorder(BaseCallbackHandler):
     def _write_intent(self, run: _Run, update: Mapping[str, Any]) -> None:
         self._write(
             run,
-            "intent",
             {
+                **self._header(run, "intent"),
                 "node": run.name,
                 "text": last_user_text(run.inputs),
                 "intent": update.get("intent"),
@@ -335,7 +347,7 @@ class TraceRecorder(BaseCallbackHandler):
         )
 
     def _write_arguments(self, run: _Run, update: Mapping[str, Any]) -> None:
-        proposed = [
+        proposed: list[ProposedCall] = [
             {"id": call.get("id"), "tool": call.get("name"), "parameters": call.get("parameters")}
             for call in as_list(update.get("pending_tool_calls"))
             if isinstance(call, Mapping)
@@ -343,8 +355,8 @@ class TraceRecorder(BaseCallbackHandler):
         slots = update.get("slots")
         self._write(
             run,
-            "arguments",
             {
+                **self._header(run, "arguments"),
                 "node": run.name,
                 "slots": getattr(slots, "value", slots),
                 "missing": as_list(update.get("missing_slots")),
@@ -356,8 +368,8 @@ class TraceRecorder(BaseCallbackHandler):
             },
         )
 
-    def _write_execution(self, run: _Run, results: Sequence[Any]) -> list[JsonObject]:
-        calls = [
+    def _write_execution(self, run: _Run, results: Sequence[Any]) -> list[ExecutedCall]:
+        calls: list[ExecutedCall] = [
             {
                 "tool": result.get("tool"),
                 "status": result.get("status"),
@@ -376,9 +388,16 @@ class TraceRecorder(BaseCallbackHandler):
             for result in results
             if isinstance(result, Mapping)
         ]
-        self._write(
-            run, "execution", {"node": run.name, "calls": calls, "parallel": len(calls) > 1}
-        )
+        record: ExecutionRecord = {
+            **self._header(run, "execution"),
+            "node": run.name,
+            "calls": calls,
+            "parallel": len(calls) > 1,
+        }
+        request_ids = [call["request_id"] or "" for call in calls if call.get("request_id")]
+        if request_ids:
+            record["request_id"] = request_ids[0] if len(request_ids) == 1 else request_ids
+        self._write(run, record)
         return calls
 
     def _note_interrupt(self, run: _Run, error: GraphInterrupt) -> None:
@@ -388,14 +407,14 @@ class TraceRecorder(BaseCallbackHandler):
                 return  # the same interrupt, bubbling up through the parent graph's node
             turn.interrupted = True
         values = [getattr(item, "value", item) for item in (error.args[0] if error.args else [])]
-        self._write(run, "interrupt", {"node": run.name, "values": values})
+        self._write(run, {**self._header(run, "interrupt"), "node": run.name, "values": values})
 
-    def _write_node(self, run: _Run, *, status: str, sizes: list[int]) -> None:
+    def _write_node(self, run: _Run, *, status: RunStatus, sizes: list[int]) -> None:
         elapsed = self.clock() - run.started
         self._write(
             run,
-            "node",
             {
+                **self._header(run, "node"),
                 "node": run.name,
                 "namespace": run.namespace.split(":")[0] if run.namespace else "",
                 "nested": "|" in run.namespace,
@@ -407,21 +426,17 @@ class TraceRecorder(BaseCallbackHandler):
 
     # ---- helpers ------------------------------------------------------------------------
 
-    def _write(self, run: _Run, kind: str, fields: Mapping[str, Any]) -> None:
-        request_ids = [
-            call.get("request_id") for call in fields.get("calls") or [] if call.get("request_id")
-        ]
-        record = {
+    def _header(self, run: _Run, kind: TraceKind) -> TraceHeader:
+        return {
             "ts": self.clock(),
             "kind": kind,
             "session_id": run.session_id,
             "task_id": run.task_id,
             "parent_task_id": run.parent_task_id,
             "turn_id": run.turn_id,
-            **fields,
         }
-        if request_ids:
-            record["request_id"] = request_ids[0] if len(request_ids) == 1 else request_ids
+
+    def _write(self, run: _Run, record: TraceRecord) -> None:
         with self._lock:
             pending = self._pending.get(run.turn_id)
             if pending is not None:  # the turn is open: its records go out together at its end

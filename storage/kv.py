@@ -3,29 +3,37 @@
 Two implementations of one protocol: SQLite in the data directory for a single host, Redis
 when ``redis_url`` is configured. Values are JSON objects; keys live in a namespace so the
 lifecycle and the plan cache can share one database file or one Redis without clashing.
+
+The stores are generic in the record they hold (``V``): the store only writes and reads JSON,
+the namespace's owner says what shape its values have (``tools.registry.lifecycle``'s status
+records and pins, ``understanding.plans``' learned plans).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from redis import Redis
 
-from config.limits import JsonObject, dumps_compact
+from config.limits import dumps_compact
 from storage.sqlite_files import connect_wal
 
+V = TypeVar("V", bound=Mapping[str, Any])
+"""The records a store holds: JSON objects of one shape (or a union its owner tells apart)."""
 
-class KeyValueStore(Protocol):
+
+class KeyValueStore(Protocol[V]):
     """JSON objects by string key, within one namespace."""
 
-    def get(self, key: str) -> JsonObject | None:
+    def get(self, key: str) -> V | None:
         """Return the value at ``key``, if any."""
         ...
 
-    def put(self, key: str, value: JsonObject) -> None:
+    def put(self, key: str, value: V) -> None:
         """Store ``value`` at ``key``, replacing what was there."""
         ...
 
@@ -33,11 +41,11 @@ class KeyValueStore(Protocol):
         """Remove ``key``; tell whether it existed."""
         ...
 
-    def items(self, prefix: str = "") -> dict[str, JsonObject]:
+    def items(self, prefix: str = "") -> dict[str, V]:
         """Return every key starting with ``prefix`` and its value."""
         ...
 
-    def put_if_absent(self, key: str, value: JsonObject) -> JsonObject:
+    def put_if_absent(self, key: str, value: V) -> V:
         """Store ``value`` unless ``key`` has one; return what is stored now (one round trip)."""
         ...
 
@@ -46,21 +54,21 @@ class KeyValueStore(Protocol):
         ...
 
 
-class MemoryKV:
+class MemoryKV(Generic[V]):
     """In-process store, the default when nothing is configured (tests, notebooks)."""
 
     def __init__(self) -> None:
         """Start empty."""
-        self._data: dict[str, JsonObject] = {}
+        self._data: dict[str, V] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> JsonObject | None:
+    def get(self, key: str) -> V | None:
         """Return a copy of the value, so callers cannot change the store by accident."""
         with self._lock:
             value = self._data.get(key)
             return None if value is None else json.loads(json.dumps(value))
 
-    def put(self, key: str, value: JsonObject) -> None:
+    def put(self, key: str, value: V) -> None:
         """Store a JSON round-tripped copy, refusing what would not survive SQLite or Redis."""
         with self._lock:
             self._data[key] = json.loads(json.dumps(value))
@@ -70,18 +78,18 @@ class MemoryKV:
         with self._lock:
             return self._data.pop(key, None) is not None
 
-    def put_if_absent(self, key: str, value: JsonObject) -> JsonObject:
+    def put_if_absent(self, key: str, value: V) -> V:
         """Store ``value`` unless ``key`` has one; return a copy of what is stored."""
         with self._lock:
             stored = self._data.setdefault(key, json.loads(json.dumps(value)))
-            return dict(json.loads(json.dumps(stored)))
+            return json.loads(json.dumps(stored))
 
     def delete_many(self, keys: list[str]) -> int:
         """Remove ``keys``."""
         with self._lock:
             return sum(self._data.pop(key, None) is not None for key in keys)
 
-    def items(self, prefix: str = "") -> dict[str, JsonObject]:
+    def items(self, prefix: str = "") -> dict[str, V]:
         """Return matching entries (copies)."""
         with self._lock:
             return {
@@ -89,7 +97,7 @@ class MemoryKV:
             }
 
 
-class SQLiteKV:
+class SQLiteKV(Generic[V]):
     """One table ``kv(namespace, key, value)`` in a SQLite file; safe across processes."""
 
     def __init__(self, path: str | Path, namespace: str) -> None:
@@ -104,15 +112,15 @@ class SQLiteKV:
         )
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> JsonObject | None:
+    def get(self, key: str) -> V | None:
         """Return the value at ``key``."""
         with self._lock:
             row = self._conn.execute(
                 "SELECT value FROM kv WHERE namespace = ? AND key = ?", (self.namespace, key)
             ).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        return None if row is None else json.loads(row[0])
 
-    def put(self, key: str, value: JsonObject) -> None:
+    def put(self, key: str, value: V) -> None:
         """Upsert ``value``."""
         with self._lock:
             self._conn.execute(
@@ -129,7 +137,7 @@ class SQLiteKV:
             )
         return cursor.rowcount > 0
 
-    def put_if_absent(self, key: str, value: JsonObject) -> JsonObject:
+    def put_if_absent(self, key: str, value: V) -> V:
         """Insert ``value`` unless ``key`` exists; one statement returns what is stored."""
         with self._lock:
             row = self._conn.execute(
@@ -137,7 +145,7 @@ class SQLiteKV:
                 " ON CONFLICT (namespace, key) DO UPDATE SET value = kv.value RETURNING value",
                 (self.namespace, key, dumps_compact(value, default=None).decode("utf-8")),
             ).fetchone()
-        return dict(json.loads(row[0]))
+        return json.loads(row[0])
 
     def delete_many(self, keys: list[str]) -> int:
         """Remove ``keys`` in one statement."""
@@ -151,7 +159,7 @@ class SQLiteKV:
             )
         return cursor.rowcount
 
-    def items(self, prefix: str = "") -> dict[str, JsonObject]:
+    def items(self, prefix: str = "") -> dict[str, V]:
         """Return matching entries, by key order."""
         with self._lock:
             rows = self._conn.execute(
@@ -159,14 +167,14 @@ class SQLiteKV:
                 " ORDER BY key",
                 (self.namespace, len(prefix), prefix),
             ).fetchall()
-        return {str(k): dict(json.loads(v)) for k, v in rows}
+        return {str(k): json.loads(v) for k, v in rows}
 
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()
 
 
-class RedisKV:
+class RedisKV(Generic[V]):
     """One Redis hash per namespace (``reach:kv:<namespace>``), so a listing is one HGETALL."""
 
     def __init__(self, client: Redis, namespace: str) -> None:
@@ -174,12 +182,12 @@ class RedisKV:
         self.client = client
         self.key = f"reach:kv:{namespace}"
 
-    def get(self, key: str) -> JsonObject | None:
+    def get(self, key: str) -> V | None:
         """Return the value at ``key``."""
         raw = self.client.hget(self.key, key)
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else json.loads(raw)
 
-    def put(self, key: str, value: JsonObject) -> None:
+    def put(self, key: str, value: V) -> None:
         """Store ``value``."""
         self.client.hset(self.key, key, json.dumps(value, ensure_ascii=False))
 
@@ -187,24 +195,24 @@ class RedisKV:
         """Remove ``key``."""
         return bool(self.client.hdel(self.key, key))
 
-    def put_if_absent(self, key: str, value: JsonObject) -> JsonObject:
+    def put_if_absent(self, key: str, value: V) -> V:
         """HSETNX then HGET, pipelined in one round trip."""
         pipe = self.client.pipeline(transaction=True)
         pipe.hsetnx(self.key, key, json.dumps(value, ensure_ascii=False))
         pipe.hget(self.key, key)
         _, raw = pipe.execute()
-        return dict(json.loads(raw))
+        return json.loads(raw)
 
     def delete_many(self, keys: list[str]) -> int:
         """One HDEL of every field."""
         return int(self.client.hdel(self.key, *keys)) if keys else 0
 
-    def items(self, prefix: str = "") -> dict[str, JsonObject]:
+    def items(self, prefix: str = "") -> dict[str, V]:
         """Return matching entries, by key order."""
         raw = self.client.hgetall(self.key)
-        out = {}
+        out: dict[str, V] = {}
         for k, v in raw.items():
             key = k.decode() if isinstance(k, bytes) else str(k)
             if key.startswith(prefix):
-                out[key] = dict(json.loads(v))
+                out[key] = json.loads(v)
         return dict(sorted(out.items()))

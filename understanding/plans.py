@@ -25,24 +25,29 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypeAlias, TypedDict
 
 from redis import Redis
 
-from config.limits import JsonObject
 from config.settings import Settings
 from storage.kv import KeyValueStore, MemoryKV, RedisKV, SQLiteKV
+from tools.executor.envelope import CallRequest
 from tools.registry.types import Arguments
 
 _CONSTANT = re.compile(r"^[a-z][a-z_]{0,19}$")
 """Enum-like literals (channel names, modes) are structure, not user data."""
 
 
+Template: TypeAlias = str | bool | None
+"""One argument of a plan: ``$slots.x``, ``$steps.i.field``, an enum-like constant, a
+boolean, or ``None`` (an unset argument)."""
+
+
 class PlanStep(TypedDict):
     """One call of a plan."""
 
     name: str
-    arguments: Arguments
+    arguments: dict[str, Template]
     """Argument name → template (``$slots.x``, ``$steps.i.field``, or an enum constant)."""
 
 
@@ -92,13 +97,13 @@ def templatize(
     earlier: Sequence[Mapping[str, Any]] = (),
     *,
     constants: bool = True,
-) -> JsonObject | None:
+) -> dict[str, Template] | None:
     """Turn concrete arguments into templates, or ``None`` if any value has no safe source.
 
     ``earlier`` holds the ``data`` of the steps before this one. ``constants=False`` refuses
     enum-like literals and booleans too: every argument must come from a slot or a result.
     """
-    out: JsonObject = {}
+    out: dict[str, Template] = {}
     for arg, value in arguments.items():
         ref = _reference(value, slots, earlier, constants=constants)
         if ref is _NO_SOURCE:
@@ -138,7 +143,7 @@ def _reference(
 class PlanCache:
     """Plans in a shared store (memory, SQLite or Redis)."""
 
-    store: KeyValueStore = field(default_factory=MemoryKV)
+    store: KeyValueStore[Plan] = field(default_factory=MemoryKV)
     now: Callable[[], float] = time.time
     enabled: bool = True
     """Off: ``lookup`` finds nothing and ``record`` keeps nothing (to measure the gain)."""
@@ -187,7 +192,7 @@ class PlanCache:
             successes=successes,
             recorded_at=self.now(),
         )
-        self.store.put(key, dict(plan))
+        self.store.put(key, plan)
         return plan
 
     def lookup(
@@ -197,7 +202,7 @@ class PlanCache:
         if not self.enabled:
             return None
         raw = self.store.get(plan_key(scenario, intent, slots, role))
-        return None if raw is None else Plan(**raw)  # type: ignore[typeddict-item]
+        return None if raw is None else Plan(**raw)
 
     def evict(self, key: str) -> bool:
         """Forget a plan (it failed: the tools or the data changed)."""
@@ -205,7 +210,7 @@ class PlanCache:
 
     def plans(self) -> list[Plan]:
         """Return every stored plan."""
-        return [Plan(**raw) for raw in self.store.items().values()]  # type: ignore[typeddict-item]
+        return [Plan(**raw) for raw in self.store.items().values()]
 
 
 def instantiate_step(
@@ -213,7 +218,7 @@ def instantiate_step(
     index: int,
     slots: Mapping[str, Any],
     results: Sequence[Mapping[str, Any]] = (),
-) -> JsonObject:
+) -> CallRequest:
     """Return step ``index`` as a call ``{"name", "parameters"}`` for ``executor.prepare``.
 
     ``results`` holds the ``data`` of the steps already run.
@@ -223,7 +228,7 @@ def instantiate_step(
     return {"name": step["name"], "parameters": parameters}
 
 
-def instantiate(plan: Plan, slots: Mapping[str, Any]) -> list[JsonObject]:
+def instantiate(plan: Plan, slots: Mapping[str, Any]) -> list[CallRequest]:
     """Return all calls of a plan that depends only on slots (else use ``instantiate_step``)."""
     return [instantiate_step(plan, i, slots) for i in range(len(plan["steps"]))]
 
@@ -265,7 +270,7 @@ def plan_store_kind(settings: Settings) -> PlanStoreKind:
 def plan_cache(settings: Settings) -> PlanCache:
     """Return the configured cache (``plan_store_kind``); ``REACH_PLAN_CACHE=off`` disables it."""
     kind = plan_store_kind(settings)
-    store: KeyValueStore
+    store: KeyValueStore[Plan]
     if kind == "redis":
         if not settings.redis_url:
             msg = "REACH_PLAN_STORE=redis needs REDIS_URL"

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from config.limits import cut_marker, json_bytes, json_safe
 from observability.audit import AuditLog
+from observability.records import ToolCallRecord
 from security.pii import mask_pii
 from storage.db import Database
 from tools.executor.admission import Admission
@@ -308,26 +309,24 @@ class CallPreparation:
         arguments = mask_pii(json_safe(arguments))
         if json_bytes(arguments) > MAX_AUDIT_ARGUMENT_BYTES:
             arguments = cut_marker(arguments)
-        self.audit.write(
-            json_safe(  # bad input must not be able to break the audit writer
-                {
-                    "ts": time.time(),
-                    "session_id": ctx.session_id,
-                    "task_id": ctx.task_id,
-                    "user_id": ctx.user_id,
-                    "user_role": ctx.user_role,
-                    "tool": name,
-                    "arguments": arguments,
-                    "status": result["status"],
-                    "error_type": result["error_type"],
-                    "message": result.get("message"),
-                    "summary": result.get("summary", ""),
-                    "latency_ms": result["latency_ms"],
-                    "attempts": result["attempts"],
-                    "request_id": result["request_id"],
-                    "duplicated": result["duplicated"],
-                    "flags": [*result.get("flags", []), *audit_only],
-                }
-            )
-        )
+        record: ToolCallRecord = {
+            "ts": time.time(),
+            "session_id": ctx.session_id,
+            "task_id": ctx.task_id,
+            "user_id": ctx.user_id,
+            "user_role": ctx.user_role,
+            "tool": name,
+            "arguments": arguments,
+            "status": result["status"],
+            "error_type": result["error_type"],
+            "message": result.get("message"),
+            "summary": result.get("summary", ""),
+            "latency_ms": result["latency_ms"],
+            "attempts": result["attempts"],
+            "request_id": result["request_id"],
+            "duplicated": result["duplicated"],
+            "flags": [*result.get("flags", []), *audit_only],
+        }
+        # bad input must not be able to break the audit writer
+        self.audit.write(json_safe(record))
         return result

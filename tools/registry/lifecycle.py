@@ -20,13 +20,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Literal, TypeAlias, TypedDict, cast
 
 from redis import Redis
 
 from config.limits import JsonObject
 from config.settings import Settings
 from observability.audit import AuditLog
+from observability.records import LifecycleRecord
 from storage.kv import KeyValueStore, MemoryKV, RedisKV, SQLiteKV
 
 ToolStatus = Literal["active", "deprecated", "disabled", "retired"]
@@ -44,6 +45,17 @@ class StatusRecord(TypedDict):
     actor: str
     reason: str
     ts: float
+
+
+class PinRecord(TypedDict):
+    """A task or intent kept on one version of a tool (``pin``), and since when."""
+
+    version: str
+    ts: float
+
+
+LifecycleValue: TypeAlias = StatusRecord | PinRecord
+"""What the lifecycle's store holds: status records under ``state:``, pins under ``pin:``."""
 
 
 class Effective(TypedDict):
@@ -72,24 +84,24 @@ def version_key(version: str) -> tuple[int, ...] | tuple[float, str]:
 class ToolLifecycle:
     """Tool states and version pins in a shared store, with an audit record per change."""
 
-    store: KeyValueStore = field(default_factory=MemoryKV)
+    store: KeyValueStore[LifecycleValue] = field(default_factory=MemoryKV)
     audit: AuditLog | None = None
     today: Callable[[], date] = date.today
     now: Callable[[], float] = time.time
     cache_ttl_s: float = 0.0
     """Read states from a snapshot at most this old (one listing instead of a read per
     lookup); other workers' changes show up within it. 0: always read the store."""
-    _snapshot: dict[str, JsonObject] = field(default_factory=dict, repr=False)
+    _snapshot: dict[str, LifecycleValue] = field(default_factory=dict, repr=False)
     _snapshot_at: float = field(default=float("-inf"), repr=False)
 
-    def _state(self, scope: str) -> JsonObject | None:
+    def _state(self, scope: str) -> StatusRecord | None:
         if self.cache_ttl_s <= 0:
-            return self.store.get(f"state:{scope}")
+            return _status(self.store.get(f"state:{scope}"))
         now = self.now()
         if now - self._snapshot_at >= self.cache_ttl_s:
             self._snapshot = self.store.items("state:")
             self._snapshot_at = now
-        return self._snapshot.get(f"state:{scope}")
+        return _status(self._snapshot.get(f"state:{scope}"))
 
     # ---- status -----------------------------------------------------------------------
 
@@ -108,7 +120,7 @@ class ToolLifecycle:
             msg = f"unknown status {status!r}; one of {', '.join(STATUSES)}"
             raise ValueError(msg)
         scope = _scope(name, version)
-        before = self.store.get(f"state:{scope}")
+        before = _status(self.store.get(f"state:{scope}"))
         record = StatusRecord(
             status=status,
             sunset=sunset.isoformat() if sunset else None,
@@ -116,36 +128,35 @@ class ToolLifecycle:
             reason=reason,
             ts=self.now(),
         )
-        self.store.put(f"state:{scope}", dict(record))
+        self.store.put(f"state:{scope}", record)
         self._snapshot_at = float("-inf")  # this worker sees its own change at once
         if self.audit is not None:
-            self.audit.write(
-                {
-                    "ts": record["ts"],
-                    "event": "tool_lifecycle",
-                    "tool_name": name,
-                    "version": version,
-                    "change": status,
-                    "before": (before or {}).get("status", "active"),
-                    "sunset": record["sunset"],
-                    "actor": actor,
-                    "reason": reason,
-                }
-            )
+            change: LifecycleRecord = {
+                "ts": record["ts"],
+                "event": "tool_lifecycle",
+                "tool_name": name,
+                "version": version,
+                "change": status,
+                "before": before.get("status", "active") if before else "active",
+                "sunset": record["sunset"],
+                "actor": actor,
+                "reason": reason,
+            }
+            self.audit.write(change)
         return record
 
     def record(self, name: str, version: str | None = None) -> StatusRecord | None:
         """Return the record that decides for ``name``/``version`` (version first)."""
         for scope in (_scope(name, version), name) if version else (name,):
-            raw = self.store.get(f"state:{scope}")
+            raw = _status(self.store.get(f"state:{scope}"))
             if raw is not None:
-                return StatusRecord(**raw)  # type: ignore[typeddict-item]
+                return StatusRecord(**raw)
         return None
 
     def effective(self, name: str, version: str | None = None) -> Effective:
         """Return the status that applies today; a deprecation past its sunset is disabled."""
         scope = name
-        raw: JsonObject | None = None
+        raw: StatusRecord | None = None
         if version is not None:
             raw = self._state(_scope(name, version))
             scope = _scope(name, version)
@@ -166,8 +177,8 @@ class ToolLifecycle:
     def states(self) -> dict[str, StatusRecord]:
         """Return every recorded state by scope (``name`` or ``name@version``)."""
         return {
-            key.removeprefix("state:"): StatusRecord(**value)  # type: ignore[typeddict-item]
-            for key, value in self.store.items("state:").items()
+            key.removeprefix("state:"): StatusRecord(**value)
+            for key, value in _statuses(self.store.items("state:")).items()
         }
 
     # ---- pins -------------------------------------------------------------------------
@@ -184,7 +195,7 @@ class ToolLifecycle:
         stored = self.store.put_if_absent(
             f"pin:{scope}|{name}", {"version": version, "ts": self.now()}
         )
-        return str(stored["version"])
+        return str(_pin(stored)["version"])
 
     def unpin_names(self, scope: str, names: Iterable[str]) -> int:
         """Drop ``scope``'s pins on ``names`` in one round trip."""
@@ -193,7 +204,7 @@ class ToolLifecycle:
     def pinned(self, scope: str, name: str) -> str | None:
         """Return the version ``scope`` is pinned to, if any."""
         raw = self.store.get(f"pin:{scope}|{name}")
-        return None if raw is None else str(raw["version"])
+        return None if raw is None else str(_pin(raw)["version"])
 
     def unpin(self, scope: str, name: str | None = None) -> int:
         """Drop ``scope``'s pin on ``name`` (all its pins with ``None``), e.g. at task end."""
@@ -212,7 +223,8 @@ class ToolLifecycle:
         scopes = []
         for key, value in self.store.items("pin:").items():
             scope, _, tool = key.removeprefix("pin:").rpartition("|")
-            if tool == name and value["version"] == version and float(value["ts"]) >= horizon:
+            pin = _pin(value)
+            if tool == name and pin["version"] == version and float(pin["ts"]) >= horizon:
                 scopes.append(scope)
         return scopes
 
@@ -242,7 +254,22 @@ def _scope(name: str, version: str | None) -> str:
     return f"{name}@{version}" if version else name
 
 
-def lifecycle_store(settings: Settings) -> KeyValueStore:
+def _status(value: LifecycleValue | None) -> StatusRecord | None:
+    """A value stored under ``state:``: a status record (the key says so, not the value)."""
+    return cast("StatusRecord | None", value)
+
+
+def _statuses(values: dict[str, LifecycleValue]) -> dict[str, StatusRecord]:
+    """The values of a ``state:`` listing: status records."""
+    return cast("dict[str, StatusRecord]", values)
+
+
+def _pin(value: LifecycleValue) -> PinRecord:
+    """A value stored under ``pin:``: a pin."""
+    return cast("PinRecord", value)
+
+
+def lifecycle_store(settings: Settings) -> KeyValueStore[LifecycleValue]:
     """Return the configured shared store: Redis with ``redis_url``, else SQLite on disk."""
     if settings.redis_url and settings.tools_store != "sqlite":
         return RedisKV(Redis.from_url(settings.redis_url), "tools")
