@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 import orjson
+from pydantic import JsonValue as PydanticJsonValue
 
 MAX_USER_MESSAGE_CHARS = 2000
 """Longest user message the agent reads; longer ones get ``MESSAGE_TOO_LONG``."""
@@ -37,8 +38,15 @@ MESSAGE_TOO_LONG = {
 
 
 JsonObject: TypeAlias = dict[str, Any]
-"""A JSON object whose shape the code holding it does not fix: a record read back from a store
-or written to a log, a handler's data, a peer's extra fields. Typed payloads are TypedDicts."""
+"""A JSON object whose shape the code holding it does not fix and does not check: a line or a
+blob read back (another version may have written it), an HTTP body before validation, a
+model's raw output, a peer's extra fields. Each use says which; typed payloads are TypedDicts.
+"""
+
+JsonValue: TypeAlias = PydanticJsonValue
+"""Any JSON value, checked: ``str | int | float | bool | None``, lists and ``str``-keyed dicts
+of JSON values (pydantic's ``JsonValue``). What is JSON but whose shape belongs to someone else
+(a job's parameters, a failure's details) is ``dict[str, JsonValue]``, not ``JsonObject``."""
 
 
 def too_long(text: str, limit: int = MAX_USER_MESSAGE_CHARS) -> bool:

@@ -22,13 +22,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from config.limits import JsonObject
 from config.settings import Settings
 from jobs.runner import JobBody, JobCallback, JobContext, JobRunner, job_id_for
-from jobs.store import Job
+from jobs.store import Job, JobAnswer, JobParams, JobResult
 from storage.db import Database, data_dir
 from tools.registry.context import ToolContext
-from tools.registry.types import Arguments
 
 STARTED_MESSAGE = "已开始，完成后通知您"
 
@@ -148,8 +146,8 @@ def exports_dir(settings: Settings) -> Any:
 
 
 def start_job(
-    runner: JobRunner, kind: str, params: Arguments, ctx: ToolContext
-) -> JsonObject:
+    runner: JobRunner, kind: str, params: JobParams, ctx: ToolContext
+) -> JobAnswer:
     """Start (or find) the job for this task and arguments; answer at once.
 
     The job id is derived from the task and arguments, so a retried or replayed call finds
@@ -197,7 +195,7 @@ def describe_job(job: Job, language: str = "zh") -> str:
             job.error["message"] if job.error else ("unknown reason" if english else "未知原因")
         )
         return f"The job failed: {reason}" if english else f"任务失败：{reason}"
-    result = job.result or {}
+    result: JobResult = job.result or {"summary": ""}
     if english:
         path = result.get("path")
         return (

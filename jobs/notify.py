@@ -14,8 +14,7 @@ from typing import Any, Protocol, TypedDict
 
 from langgraph_sdk import get_sync_client
 
-from config.limits import JsonObject
-from jobs.store import Clock, Job, JobError, JobStore, SystemClock
+from jobs.store import Clock, Job, JobError, JobResult, JobStore, SystemClock
 
 
 @dataclass(frozen=True)
@@ -88,8 +87,14 @@ class JobEvent(TypedDict):
     job_id: str
     kind: str
     state: str
-    result: JsonObject | None
+    result: JobResult | None
     error: JobError | None
+
+
+class JobRunInput(TypedDict):
+    """The input of the run that tells a thread its job ended."""
+
+    job_event: JobEvent
 
 
 def job_event(job: Job) -> JobEvent:
@@ -121,7 +126,7 @@ class LangGraphRunNotifier:
         url: str | None = None,
         assistant_id: str = "agent",
         runs: RunsClient | None = None,
-        input_for: Callable[[Job], JsonObject] | None = None,
+        input_for: Callable[[Job], JobRunInput] | None = None,
         headers_for: Callable[[Job], dict[str, str]] | None = None,
     ) -> None:
         """Talk to ``url`` (or use the given ``runs`` client, e.g. a fake in tests).
@@ -138,7 +143,7 @@ class LangGraphRunNotifier:
             runs = sdk_runs
         self.runs: RunsClient = runs
         self.assistant_id = assistant_id
-        self.input_for = input_for or (lambda job: {"job_event": dict(job_event(job))})
+        self.input_for = input_for or (lambda job: {"job_event": job_event(job)})
         self.headers_for = headers_for
 
     def __call__(self, job: Job) -> Any:

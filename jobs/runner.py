@@ -29,13 +29,22 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from config.limits import JsonObject
 from config.settings import Settings
 from jobs.notify import LangGraphRunNotifier
-from jobs.store import Clock, Job, JobError, JobState, JobStore, SystemClock, job_store
+from jobs.store import (
+    Clock,
+    Job,
+    JobError,
+    JobOwner,
+    JobParams,
+    JobResult,
+    JobState,
+    JobStore,
+    SystemClock,
+    job_store,
+)
 from security.tokens import issue_token
 from tools.executor.errors import ToolError
-from tools.registry.types import Arguments
 
 _log = logging.getLogger(__name__)
 
@@ -70,12 +79,12 @@ class JobContext:
         return self._runner.store.mark_item(self.job_id, key)
 
 
-JobBody = Callable[[Arguments, JobContext], JsonObject]
+JobBody = Callable[[JobParams, JobContext], JobResult]
 """``body(params, ctx) -> result``; raise a ``ToolError`` for an expected failure."""
 JobCallback = Callable[[Job], Any]
 
 
-def job_id_for(kind: str, params: Arguments, scope: str = "") -> str:
+def job_id_for(kind: str, params: JobParams, scope: str = "") -> str:
     """Derive a job id from what is asked, so a repeated start finds the same job."""
     blob = json.dumps([kind, scope, params], sort_keys=True, ensure_ascii=False)
     return "job-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -152,12 +161,12 @@ class JobRunner:
     def submit(
         self,
         kind: str,
-        params: Arguments,
+        params: JobParams,
         *,
         job_id: str | None = None,
         owner: str = "",
         thread_id: str | None = None,
-        context: JsonObject | None = None,
+        context: JobOwner | None = None,
         on_done: JobCallback | None = None,
     ) -> Job:
         """Persist a job and start it in the background; return at once.
@@ -175,7 +184,7 @@ class JobRunner:
             params=params,
             owner=owner,
             thread_id=thread_id,
-            context=dict(context or {}),
+            context=JobOwner(**(context or {})),
             created_at=now,
             updated_at=now,
         )
@@ -306,7 +315,7 @@ class JobRunner:
             raise LeaseLostError(job_id)
 
     def _finish(
-        self, job_id: str, state: JobState, result: JsonObject | None, error: JobError | None
+        self, job_id: str, state: JobState, result: JobResult | None, error: JobError | None
     ) -> Job | None:
         now = self.clock.now()
 

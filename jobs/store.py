@@ -14,15 +14,14 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol, TypedDict
+from typing import Literal, NotRequired, Protocol, TypeAlias, TypedDict
 
 from redis import Redis
 from redis.exceptions import WatchError
 
-from config.limits import JsonObject
+from config.limits import JsonValue
 from config.settings import Settings
 from storage.sqlite_files import connect_wal
-from tools.registry.types import Arguments
 
 JobState = Literal["queued", "running", "succeeded", "failed"]
 
@@ -84,7 +83,48 @@ class JobError(TypedDict):
 
     error_type: str
     message: str
-    details: JsonObject
+    details: dict[str, JsonValue]
+    """The ``ToolError``'s details: each error's own (``reason``, the field at fault)."""
+
+
+JobParams: TypeAlias = dict[str, JsonValue]
+"""A job's parameters: its request model's dump, validated by the tool that started it and
+stored as JSON; the body reads back what it needs (each kind its own)."""
+
+
+class JobResult(TypedDict):
+    """What every body's result carries; each body's result extends it (``SalesExport``)."""
+
+    summary: str
+    """The body's own sentence about what it did, for the user (in Chinese)."""
+    path: NotRequired[str]
+    """A file the job wrote, when it wrote one."""
+
+
+class JobOwner(TypedDict, total=False):
+    """The trusted run context a job continues the conversation with."""
+
+    user_id: str
+    user_role: str
+
+
+class PublicJob(TypedDict):
+    """What a tool result or a user may see of a job (no lease internals, no params)."""
+
+    job_id: str
+    kind: str
+    state: JobState
+    done: int
+    total: int | None
+    result: JobResult | None
+    error: JobError | None
+    attempts: int
+
+
+class JobAnswer(PublicJob):
+    """A job tool's result: the job as the user may see it, and a sentence about it."""
+
+    message: str
 
 
 @dataclass(frozen=True)
@@ -94,14 +134,14 @@ class Job:
     job_id: str
     kind: str
     """Which registered body runs it, e.g. ``export_sales``."""
-    params: Arguments
+    params: JobParams
     """The validated parameters (JSON)."""
     state: JobState = "queued"
     done: int = 0
     """Items done so far (progress)."""
     total: int | None = None
     """Items in all, once known."""
-    result: JsonObject | None = None
+    result: JobResult | None = None
     error: JobError | None = None
     attempts: int = 0
     """Times a runner started the body (a resume after a crash counts)."""
@@ -109,7 +149,7 @@ class Job:
     """The user who started it, for "is my export done" lookups."""
     thread_id: str | None = None
     """The conversation to tell when it ends."""
-    context: JsonObject = field(default_factory=dict)
+    context: JobOwner = field(default_factory=lambda: JobOwner())
     """The trusted run context (user id, role) to continue the conversation with."""
     created_at: float = 0.0
     updated_at: float = 0.0
@@ -123,16 +163,16 @@ class Job:
         """Tell whether the job reached an end state."""
         return self.state in TERMINAL
 
-    def to_dict(self) -> JsonObject:
+    def to_dict(self) -> dict[str, JsonValue]:
         """Serialize for a store."""
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, raw: JsonObject) -> Job:
-        """Rebuild from a store."""
-        return cls(**raw)
+    def from_dict(cls, raw: dict[str, JsonValue]) -> Job:
+        """Rebuild from a store (what ``to_dict`` wrote)."""
+        return cls(**raw)  # type: ignore[arg-type]
 
-    def public(self) -> JsonObject:
+    def public(self) -> PublicJob:
         """Return what a tool result or a user may see (no lease internals, no params)."""
         return {
             "job_id": self.job_id,

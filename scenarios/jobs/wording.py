@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from config.limits import JsonObject
 from contract.scenario import Describer, Speaker, Wording
 from jobs.bodies import describe_job
-from jobs.store import Job
+from jobs.store import Job, JobAnswer
 from state import AgentState, ToolResult
+from tools.executor.envelope import result_data
 
 WORDING: Wording = {
     "intent.CHECK_JOB": {"zh": "查询后台任务进度", "en": "check a background job"},
@@ -17,7 +17,7 @@ WORDING: Wording = {
 }
 
 
-def job_from(data: JsonObject) -> Job:
+def job_from(data: JobAnswer) -> Job:
     """Rebuild the job a status result (or a job event) describes."""
     return Job(
         job_id=str(data.get("job_id", "")),
@@ -34,7 +34,7 @@ def job_from(data: JsonObject) -> Job:
 def describe_status(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Say where the job stands (progress, the file path), or that there is no such job."""
     if result.get("status") == "success":
-        return describe_job(job_from(result.get("data") or {}), speaker.language)
+        return describe_job(job_from(result_data(result, JobAnswer)), speaker.language)
     if result.get("error_type") == "not_found":
         return speaker.say("job_none")
     return None

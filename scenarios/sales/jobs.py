@@ -20,7 +20,6 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from config.limits import JsonObject
 from contract.scenario import Cues, Describer, SlotResult, Speaker, Wording
 from jobs.bodies import (
     JOBS,
@@ -32,12 +31,13 @@ from jobs.bodies import (
     start_job,
 )
 from jobs.runner import JobBody, JobContext, JobRunner
+from jobs.store import JobAnswer, JobParams, JobResult
 from state import AgentState, ToolResult
 from storage.db import Database
+from tools.executor.envelope import result_data
 from tools.executor.errors import UserFixableError
 from tools.registry.cards import ToolCard
 from tools.registry.context import ToolContext
-from tools.registry.types import Arguments
 
 KIND = "export_sales"
 EXPORT_COLUMNS = ("sale_id", "product", "month", "day", "quantity", "amount_cents")
@@ -58,6 +58,14 @@ class SalesExportRequest(BaseModel):
     month: Month
 
 
+class SalesExport(JobResult):
+    """What an export job's body answers (``path``: the CSV written)."""
+
+    month: str
+    rows: int
+    amount_cents: int
+
+
 def export_sales(
     db: Database,
     month: str,
@@ -66,7 +74,7 @@ def export_sales(
     job_id: str,
     progress: Callable[[int, int], None] | None = None,
     chunk: int = 50,
-) -> JsonObject:
+) -> SalesExport:
     """Write a month's sales as CSV to ``out_dir/sales-<month>-<job>.csv``; return its path.
 
     The file is written under a temporary name and renamed, so a reader never sees half a
@@ -102,9 +110,10 @@ def export_sales(
 def export_sales_job(out_dir: Path) -> JobBody:
     """Return the job body writing to ``out_dir`` (``data_dir/exports``)."""
 
-    def body(params: Arguments, ctx: JobContext) -> JsonObject:
+    def body(params: JobParams, ctx: JobContext) -> SalesExport:
+        month = str(params["month"])  # the SalesExportRequest the tool validated
         return export_sales(
-            job_database(ctx), params["month"], out_dir, job_id=ctx.job_id, progress=ctx.progress
+            job_database(ctx), month, out_dir, job_id=ctx.job_id, progress=ctx.progress
         )
 
     return body
@@ -113,7 +122,7 @@ def export_sales_job(out_dir: Path) -> JobBody:
 def export_card(runner: RunnerSource = JOBS.runner_for) -> ToolCard:
     """Return the card that starts an export on ``runner`` (the hub's, per call, by default)."""
 
-    def export_sales_report(args: SalesExportRequest, ctx: ToolContext) -> JsonObject:
+    def export_sales_report(args: SalesExportRequest, ctx: ToolContext) -> JobAnswer:
         return start_job(runner_of(runner, ctx), KIND, args.model_dump(), ctx)
 
     return ToolCard(
@@ -207,7 +216,7 @@ WORDING: Wording = {
 
 def describe_export(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Say the export started (with its job id); why it could not is the generic sentence's."""
-    data: JsonObject = result.get("data") or {}
+    data = result_data(result, JobAnswer)
     if result.get("status") == "success":
         month = (state.get("slots") or {}).get("month", "")
         return speaker.say("export_started", month=month, job_id=data.get("job_id", ""))

@@ -69,7 +69,7 @@ def query_weather(args: CityQuery, ctx: ToolContext) -> JsonObject:
         missing = _missing_fields(exc)
         msg = f"weather API response changed: {missing or 'not JSON'}"
         raise PermanentToolError(
-            msg, details={"city": city, "reason": "schema_drift", "fields": missing}
+            msg, details={"city": city, "reason": "schema_drift", "fields": [*missing]}
         ) from exc
     return {"city": args.city, "api_city": report.city, **report.model_dump(exclude={"city"})}
 

@@ -79,7 +79,9 @@ def check_result(card: ToolCard, data: Any) -> None:
             {".".join(str(p) for p in err["loc"]) or "(result)" for err in exc.errors()}
         )
         msg = f"{card.name} answered in an unexpected shape: {', '.join(fields)}"
-        raise SchemaDriftError(msg, details={"reason": "schema_drift", "fields": fields}) from exc
+        raise SchemaDriftError(
+            msg, details={"reason": "schema_drift", "fields": [*fields]}
+        ) from exc
 
 
 async def await_result(awaitable: Any) -> Any:

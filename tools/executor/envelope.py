@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, NotRequired, TypedDict
+from typing import Any, Final, Literal, NotRequired, TypedDict, TypeVar, cast
 
 from config.limits import json_safe
 from security.pii import mask_pii
@@ -84,6 +84,19 @@ class ToolResult(TypedDict, total=False):
     _audit_only_flags: list[str]
     """Flags for the audit record only (``AUDIT_ONLY_FLAGS``): the executor removes them
     before the envelope is returned (someone else's resource reads as a missing one)."""
+
+
+D = TypeVar("D")
+
+
+def result_data(result: ToolResult, shape: type[D]) -> D:
+    """Return the ``data`` of a tool's envelope as its result type (empty when there is none).
+
+    ``data`` is ``Any`` in the envelope, which carries every tool's result; the reader (a
+    scenario's describer) knows which tool answered and names the type it reads. The executor
+    checked a successful result against the card's ``result_model`` before it got here.
+    """
+    return cast("D", result.get("data") or {})
 
 
 Status = Literal["success", "failed", "timeout", "rejected", "pending", "unknown"]

@@ -6,7 +6,7 @@ what the model sees, what is retried and what the user is told.
 
 from __future__ import annotations
 
-from config.limits import JsonObject
+from config.limits import JsonValue
 
 
 class ToolError(Exception):
@@ -15,7 +15,7 @@ class ToolError(Exception):
     error_type = "system"
     retryable = False
 
-    def __init__(self, message: str, *, details: JsonObject | None = None) -> None:
+    def __init__(self, message: str, *, details: dict[str, JsonValue] | None = None) -> None:
         """Keep a message for the model and optional machine-readable details."""
         super().__init__(message)
         self.message = message
