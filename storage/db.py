@@ -14,11 +14,14 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from config.limits import JsonObject
 from config.settings import Settings, get_settings
 from storage.sqlite_files import connect_wal
+
+R = TypeVar("R")
+"""A handler's result, recorded by a ``Ledger`` and handed back as it is."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
@@ -103,7 +106,7 @@ class Ledger:
             if earlier is not None:
                 raise AlreadyWritten(request_id, earlier[0], earlier[1])
 
-    def record(self, result: Any) -> Any:
+    def record(self, result: R) -> R:
         """Write the entry with the handler's result and return the result unchanged."""
         if self.request_id:
             body = json.dumps(result, ensure_ascii=False, sort_keys=True, default=str)
@@ -196,7 +199,7 @@ class Database:
                 raise
             self._conn.execute("COMMIT")
 
-    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[JsonObject]:
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[JsonObject]:  # SQL's columns
         """Run a parameterized read and return rows as dicts."""
         with self._lock:
             return [dict(row) for row in self._conn.execute(sql, params).fetchall()]

@@ -57,7 +57,8 @@ class InvalidToolCardError(ValueError):
 
 Handler = Callable[[Any, ToolContext], Any]
 OwnerLookup = Callable[[Any, ToolContext], str | None]
-StatusLookup = Callable[[Any, ToolContext], JsonObject | None]
+StatusLookup = Callable[[Any, ToolContext], object | None]
+"""Returns what the handler would have answered (its own result type), or ``None``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,8 +105,9 @@ class ToolCard:
     """Card version, bumped when the contract changes."""
     deprecated: bool = False
     """Still callable, but not offered to the model."""
-    summarize: Callable[[JsonObject], str] | None = None
-    """One-line summary of a result for the model and the audit log."""
+    summarize: Callable[[Any], str] | None = None
+    """One-line summary of a result (the handler's own result type) for the model and the
+    audit log."""
     result_model: type[BaseModel] | None = None
     """The shape a successful result must have; the executor turns a mismatch (a backend
     renaming a field) into a ``schema_drift`` failure instead of letting it reach a reply."""
