@@ -31,7 +31,7 @@ from nodes.wording import GENERIC
 from security.pii import mask_pii
 from security.vault import TOKEN_PREFIX
 from tools.executor.pipeline import Decision, PreparedCall
-from tools.registry.types import Arguments
+from tools.registry.types import ValidatedArguments
 from understanding.yesno import read_answer
 
 HITLDecisionType = Literal["approve", "edit", "reject", "respond"]
@@ -42,7 +42,7 @@ class ActionView(TypedDict):
 
     tool: str
     description: str
-    arguments: Arguments
+    arguments: ValidatedArguments
 
 
 class ActionRequest(TypedDict):
@@ -50,7 +50,7 @@ class ActionRequest(TypedDict):
 
     name: str
     """The tool's name."""
-    args: Arguments
+    args: ValidatedArguments
     """Its arguments as a person may see them (masked)."""
     description: NotRequired[str]
     """What will happen, in the user's language."""
@@ -104,14 +104,14 @@ def is_secret_argument(name: str, value: Any) -> bool:
     )
 
 
-def shown_arguments(call: PreparedCall, display: Mapping[str, str]) -> Arguments:
+def shown_arguments(call: PreparedCall, display: Mapping[str, str]) -> ValidatedArguments:
     """Return the arguments as a reviewer sees them.
 
     A stored value with a display form (a vault token's masked ID number) shows that form;
     other secrets show ``******``; everything else is masked by ``mask_pii``.
     """
     masked = mask_pii(call.arguments)
-    shown: Arguments = {}
+    shown: ValidatedArguments = {}
     for key, raw in call.arguments.items():
         if str(raw) in display:
             shown[key] = display[str(raw)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -26,7 +27,6 @@ from security.intake import revealed
 from security.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
 from state import AgentState, Context, Overwrite, SlotValues, StateUpdate, ToolCall, ToolResult
 from tools.executor.envelope import CallRequest
-from tools.registry.types import Arguments
 from understanding.planner import ModelPlan, evidence_names, plan_with_model, scenario_cards
 
 MASKED_SUFFIX = "_masked"
@@ -289,7 +289,7 @@ def plan_tool_calls(
     return calls, []
 
 
-def _call_id(task_id: str, tool: str, parameters: Arguments) -> str:
+def _call_id(task_id: str, tool: str, parameters: Mapping[str, object]) -> str:
     """Derive the call id from the task and arguments, so a replay plans the same call."""
     canonical = json.dumps(parameters, sort_keys=True, ensure_ascii=False)
     return "call_" + hashlib.sha256(f"{task_id}|{tool}|{canonical}".encode()).hexdigest()[:16]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NotRequired, TypedDict, TypeVar, cast
 
@@ -125,7 +125,7 @@ BACKEND_FAILURES = frozenset({"system", "compensated"})
 DecisionKind = Literal["approve", "reject", "edit"]
 
 
-def canonical(parameters: Arguments) -> str:
+def canonical(parameters: Mapping[str, object]) -> str:
     """Serialize arguments the same way whatever their key order.
 
     Values that are not JSON (only bad input has them) are written as their ``repr``, so a
@@ -140,13 +140,15 @@ AUDIT_ONLY_FLAGS: Final = "_audit_only_flags"
 """Envelope key for flags that go to the audit record and never into the returned envelope."""
 
 
-def request_id_for(session_id: str, task_id: str, tool: str, parameters: Arguments) -> str:
+def request_id_for(
+    session_id: str, task_id: str, tool: str, parameters: Mapping[str, object]
+) -> str:
     """Derive the call's request id from what it does, so a re-run yields the same id."""
     raw = f"{session_id}|{task_id}|{tool}|{canonical(parameters)}"
     return f"req_{hashlib.sha256(raw.encode('utf-8', 'surrogatepass')).hexdigest()[:24]}"
 
 
-def fingerprint_for(tool: str, parameters: Arguments) -> str:
+def fingerprint_for(tool: str, parameters: Mapping[str, object]) -> str:
     """Hash what a request does, to catch an idempotency key reused for something else."""
     return hashlib.sha256(f"{tool}|{canonical(parameters)}".encode()).hexdigest()[:32]
 

@@ -43,7 +43,7 @@ from tools.executor.parsing import ArgumentParseError, argument_problem, parse_a
 from tools.executor.stores import IdempotencyRecord
 from tools.registry.cards import ToolCard, ToolRegistry
 from tools.registry.context import ToolContext
-from tools.registry.types import Arguments
+from tools.registry.types import ValidatedArguments
 
 MAX_AUDIT_ARGUMENT_BYTES = 4096
 """Arguments larger than this are audited as a marker (size and SHA-256 of the masked form)."""
@@ -55,7 +55,7 @@ class PendingAction(TypedDict):
     request_id: str
     tool: str
     description: str
-    arguments: Arguments
+    arguments: ValidatedArguments
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class PreparedCall:
     """The tool."""
     args: BaseModel
     """Validated arguments."""
-    arguments: Arguments
+    arguments: ValidatedArguments
     """The same, as JSON, for ids, audit and confirmation."""
     request_id: str
     """Deterministic id, or the caller's idempotency key."""

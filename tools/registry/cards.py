@@ -12,7 +12,7 @@ import difflib
 import json
 import re
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Literal
@@ -419,7 +419,7 @@ class ToolRegistry:
 
     def langchain_tools(
         self,
-        run: Callable[[str, Arguments], JsonObject],
+        run: Callable[[str, Arguments], Mapping[str, object]],  # the executor's envelope
         cards: list[ToolCard] | None = None,
     ) -> list[StructuredTool]:
         """Render cards as LangChain tools whose calls go through ``run(name, arguments)``.

@@ -12,9 +12,17 @@ from typing import Annotated, Any, TypeAlias
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict
 
+from config.limits import JsonValue
+
 Arguments: TypeAlias = dict[str, Any]
-"""A tool call's arguments as JSON: free-form and untrusted until the card's pydantic model
-validates them (``tools.executor.prepare``); after that, the model instance is the type."""
+"""A tool call's arguments as the model, a planner, a peer agent or a person wrote them: the
+boundary where raw output enters. Free-form and untrusted until the card's pydantic model
+validates them (``tools.executor.prepare``); after that the model instance
+(``PreparedCall.args``) and its JSON dump (``ValidatedArguments``) are the types."""
+
+ValidatedArguments: TypeAlias = dict[str, JsonValue]
+"""A call's arguments after the card's model validated them: its ``model_dump(mode="json")``,
+kept for ids, the audit and a confirmation (masked there)."""
 
 
 def _not_bool(value: Any) -> Any:
