@@ -16,7 +16,7 @@ from rich.table import Table
 from config.settings import get_settings
 from eval.backends import model_upstream, rules_understanding
 from eval.case_set import SLICES, load_cases
-from eval.harness import Evaluation, run_evaluation
+from eval.harness import Agent, Evaluation, run_evaluation
 from eval.model_cache import CachingProxy, ModelCache
 from eval.report import headline, truth_table, write_report
 from observability.audit import AuditLog, default_audit_path
@@ -73,7 +73,7 @@ def eval_command(
     if only:
         prefixes = tuple(p.strip() for p in only.split(",") if p.strip())
         chosen = [case for case in chosen if case.id.startswith(prefixes)]
-    agents = ("agent", "bare") if bare else ("agent",)
+    agents: tuple[Agent, ...] = ("agent", "bare") if bare else ("agent",)
     total = len(chosen) * trials * len(agents)
     with Progress(
         "[progress.description]{task.description}",

@@ -22,12 +22,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 import httpx
 import typer
 
-from config.limits import JsonObject
 from config.settings import LOCAL_MODEL_NAME, Settings, get_settings, local_base_url
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -292,16 +291,38 @@ def effective_endpoint(settings: Settings) -> tuple[str, str | None]:
     return settings.model, settings.base_url
 
 
+class DoctorReport(TypedDict):
+    """What ``reach model doctor`` says: the configuration, and whether the endpoint answers."""
+
+    model: str
+    resolved_model: str
+    base_url: str | None
+    api_key: Literal["set", "not set"]
+    intent_model: str
+    tool_model: str
+    reply_model: str
+    temperature: float
+    timeout_s: float
+    max_tokens: int
+    max_retries: int
+    local_model_file: str
+    local_model_present: bool
+    local_server_pid: int | None
+    endpoint: NotRequired[str]
+    ok: NotRequired[bool]
+    served_models: NotRequired[list[str]]
+
+
 def doctor(
     settings: Settings | None = None, *, get: Callable[..., httpx.Response] = httpx.get
-) -> JsonObject:
+) -> DoctorReport:
     """Describe the model configuration and check that the endpoint answers ``/v1/models``.
 
     The API key is reported only as set or not set; it is never returned or printed.
     """
     settings = settings or get_settings()
     model, base_url = effective_endpoint(settings)
-    report: JsonObject = {
+    report: DoctorReport = {
         "model": settings.model,
         "resolved_model": model,
         "base_url": base_url,

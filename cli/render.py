@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from rich.console import Console
 from rich.text import Text
 
-from config.limits import JsonObject
-from state import ProtocolMessage, StateUpdate
+from state import ProtocolMessage, ProtocolRecord, StateUpdate, ToolResult
 
 
-def _last_note(update: StateUpdate) -> JsonObject:
+def _last_note(update: StateUpdate) -> ProtocolRecord:
     return _plain(update["protocol"][-1])
 
 
@@ -95,7 +95,7 @@ def _reflect_line(update: StateUpdate) -> str:
 
 
 def _slots_line(update: StateUpdate) -> str:
-    note = next(
+    note: Mapping[str, Any] = next(  # slot filling's own note (``nodes.slot_filling``)
         (
             n["content"]
             for n in reversed([_plain(p) for p in update.get("protocol") or []])
@@ -137,7 +137,7 @@ def _results_line(update: StateUpdate) -> str:
     )
 
 
-def _results(update: StateUpdate) -> list[JsonObject]:
+def _results(update: StateUpdate) -> list[ToolResult]:
     results = update.get("tool_results") or []
     return list(getattr(results, "value", results))
 
@@ -150,5 +150,5 @@ def _reply(update: StateUpdate) -> str | None:
     return None
 
 
-def _plain(note: Any) -> JsonObject:
+def _plain(note: Any) -> ProtocolRecord:
     return note.model_dump(mode="json") if isinstance(note, ProtocolMessage) else dict(note)

@@ -38,7 +38,7 @@ _STYLE = {
 
 def load_records(
     thread: str, *, source: Source = "auto", audit: Path | None = None
-) -> list[JsonObject]:
+) -> list[JsonObject]:  # records read back: whatever a writer of any version put there
     """Return the thread's records in time order, from the stream or the file."""
     settings = get_settings()
     use_redis = source == "redis" or (

@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Mapping
+from typing import Any
 
-from config.limits import JsonObject
 from eval.backends import (
     ActionExecutor,
     Decision,
@@ -24,6 +25,7 @@ from eval.backends import (
     ToolRegistry,
     envelope,
 )
+from tools.executor.envelope import ToolResult
 from tools.registry.types import Arguments
 
 NAIVE_ATTEMPTS = 3
@@ -39,7 +41,7 @@ class BareExecutor(ActionExecutor):
         self.proposed = 0
         """Calls proposed to this executor (none is ever intercepted)."""
 
-    def prepare(self, call: JsonObject, ctx: ToolContext) -> PreparedCall | JsonObject:
+    def prepare(self, call: Mapping[str, Any], ctx: ToolContext) -> PreparedCall | ToolResult:
         """Look the tool up and build its arguments without validating them."""
         self.proposed += 1
         name = str(call.get("name", ""))
@@ -77,7 +79,7 @@ class BareExecutor(ActionExecutor):
         *,
         decision: Decision | None = None,
         started: float | None = None,
-    ) -> JsonObject:
+    ) -> ToolResult:
         """Ask for confirmation like the agent does, then call the handler, retrying blindly."""
         started = time.perf_counter() if started is None else started
         card = prepared.card
@@ -89,7 +91,7 @@ class BareExecutor(ActionExecutor):
                 data={"action": prepared.action()},
                 request_id=prepared.request_id,
             )
-        last: JsonObject = {}
+        last: ToolResult = {}
         for attempt in range(1, NAIVE_ATTEMPTS + 1):
             try:
                 data = card.handler(prepared.args, ctx)
@@ -129,8 +131,8 @@ class BareExecutor(ActionExecutor):
         return last
 
     def execute(
-        self, call: JsonObject, ctx: ToolContext, *, decision: Decision | None = None
-    ) -> JsonObject:
+        self, call: Mapping[str, Any], ctx: ToolContext, *, decision: Decision | None = None
+    ) -> ToolResult:
         """Prepare and run one call."""
         prepared = self.prepare(call, ctx)
         if isinstance(prepared, dict):
@@ -139,7 +141,7 @@ class BareExecutor(ActionExecutor):
 
     def with_arguments(
         self, prepared: PreparedCall, parameters: Arguments, ctx: ToolContext
-    ) -> PreparedCall | JsonObject:
+    ) -> PreparedCall | ToolResult:
         """Take edited arguments as they are."""
         return self.prepare({"name": prepared.card.name, "parameters": parameters}, ctx)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from config.limits import JsonObject
+from eval.db_state import DbChanges
 
 CASES_DIR = Path(__file__).parent / "cases"
 
@@ -35,7 +35,7 @@ class Case:
     intent: str | None
     calls: tuple[str, ...]
     """Tools that must reach a backend (as a set); empty: none may."""
-    db: JsonObject
+    db: DbChanges
     """Expected changes to the seed snapshot (see ``snapshot``)."""
     tags: tuple[str, ...] = ()
     today: str = DEFAULT_TODAY
@@ -59,7 +59,7 @@ def load_cases(path: Path | None = None) -> list[Case]:
                     turns=tuple(raw["turns"]),
                     intent=raw.get("intent"),
                     calls=tuple(raw.get("calls") or ()),
-                    db=raw.get("db") or {},
+                    db=DbChanges(**(raw.get("db") or {})),
                     tags=tuple(raw.get("tags") or ()),
                     today=str(raw.get("today", DEFAULT_TODAY)),
                     backend=raw.get("backend") or {},

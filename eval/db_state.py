@@ -8,22 +8,66 @@ A case is scored by state, not by words: ``snapshot`` reads the tables a scenari
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict, cast
 
-from config.limits import JsonObject
 from eval.backends import (
     Database,
 )
 
-LIST_KEYS = ("refunds", "transfers", "flight_bookings", "appointments")
+Row = list[Any]
+"""A business row as the snapshot lists it: its scored columns, in order."""
 
 
-COUNT_KEYS = ("urges", "notifications")
+class DbChanges(TypedDict, total=False):
+    """A case's expected changes to the seed snapshot (its ``db`` block): the keys it names."""
+
+    refunds: list[Row]
+    """order, amount in cents, status"""
+    urges: dict[str, int]
+    """order → urges"""
+    notifications: dict[str, int]
+    """``user:channel`` → notifications"""
+    balances: dict[str, int]
+    """account → balance in cents"""
+    transfers: list[Row]
+    """from, to, amount in cents, status"""
+    flight_bookings: list[Row]
+    """flight, date, user, passenger"""
+    seats: dict[str, int]
+    """``flight@date`` → seats left"""
+    appointments: list[Row]
+    """slot, user"""
+    slots: dict[str, str]
+    """slot → status"""
+
+
+class DbState(DbChanges, total=True):
+    """The business state a case is scored on (``snapshot``): every key of ``DbChanges``."""
+
+
+class Mismatch(TypedDict):
+    """One key of the state that differs from what the case expects."""
+
+    got: Any
+    want: Any
+
+
+LIST_KEYS: tuple[Literal["refunds", "transfers", "flight_bookings", "appointments"], ...] = (
+    "refunds",
+    "transfers",
+    "flight_bookings",
+    "appointments",
+)
+
+
+COUNT_KEYS: tuple[Literal["urges", "notifications"], ...] = ("urges", "notifications")
 
 
 MERGE_KEYS = ("balances", "seats", "slots")
 
 
-def snapshot(db: Database) -> JsonObject:
+def snapshot(db: Database) -> DbState:
     """Return the business state the cases are scored on."""
     return {
         "refunds": sorted(
@@ -73,40 +117,40 @@ def snapshot(db: Database) -> JsonObject:
     }
 
 
-def expected_state(seed: JsonObject, changes: JsonObject) -> JsonObject:
+def expected_state(seed: DbState, changes: DbChanges) -> DbState:
     """Apply a case's expected changes to the seed snapshot."""
     unknown = set(changes) - set(seed)
     if unknown:
         msg = f"unknown state keys {sorted(unknown)}; known: {sorted(seed)}"
         raise ValueError(msg)
-    state = {key: value for key, value in seed.items()}
-    for key, value in changes.items():
+    before: Mapping[str, Any] = seed  # read by the keys the case names
+    state = {key: value for key, value in before.items()}
+    asked: Mapping[str, Any] = changes
+    for key, value in asked.items():
         if key in MERGE_KEYS:
-            state[key] = {**seed[key], **value}
+            state[key] = {**before[key], **value}
         elif key in LIST_KEYS:
             state[key] = sorted(list(row) for row in value)
         else:
             state[key] = dict(value)
-    return state
+    return cast("DbState", state)
 
 
-def duplicates(actual: JsonObject, expected: JsonObject) -> int:
+def duplicates(actual: DbState, expected: DbState) -> int:
     """Count business rows created more often than the case asked for."""
     extra = 0
     for key in LIST_KEYS:
         have = Counter(tuple(row) for row in actual[key])
         want = Counter(tuple(row) for row in expected[key])
         extra += sum(max(0, n - max(want[row], 1)) for row, n in have.items())
-    for key in COUNT_KEYS:
-        for item, n in actual[key].items():
-            extra += max(0, n - max(expected[key].get(item, 0), 1))
+    for counted in COUNT_KEYS:
+        for item, n in actual[counted].items():
+            extra += max(0, n - max(expected[counted].get(item, 0), 1))
     return extra
 
 
-def diff(actual: JsonObject, expected: JsonObject) -> JsonObject:
+def diff(actual: DbState, expected: DbState) -> dict[str, Mismatch]:
     """Return the keys whose actual value differs: ``{key: {"got": ..., "want": ...}}``."""
-    return {
-        key: {"got": actual[key], "want": expected[key]}
-        for key in expected
-        if actual[key] != expected[key]
-    }
+    got: Mapping[str, Any] = actual
+    want: Mapping[str, Any] = expected
+    return {key: {"got": got[key], "want": want[key]} for key in want if got[key] != want[key]}

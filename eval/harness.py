@@ -14,15 +14,15 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from config.limits import JsonObject
 from eval.backends import (
     SEEDS,
     ActionExecutor,
@@ -38,10 +38,10 @@ from eval.backends import (
 )
 from eval.bare import BareExecutor
 from eval.case_set import Case
-from eval.db_state import diff, duplicates, expected_state, snapshot
+from eval.db_state import Mismatch, diff, duplicates, expected_state, snapshot
 from eval.faults import FaultInjector
 from eval.model_cache import CachingProxy
-from eval.truth import named, told_by_class, turn_cause
+from eval.truth import Told, named, told_by_class, turn_cause
 from state import Context
 
 USERS: dict[str, str] = {
@@ -69,7 +69,8 @@ class RunResult:
     cause: str | None
     intent: str | None
     reached: list[str]
-    db_diff: JsonObject
+    db_diff: dict[str, Mismatch]
+    """State key → what the database held and what the case expected, where they differ."""
     duplicates: int
     invalid_calls: int
     permission_violations: int
@@ -137,14 +138,14 @@ def run_case(
         ),
         checkpointer=InMemorySaver(),
     )
-    config: JsonObject = {"configurable": {"thread_id": f"eval-{case.id}-{trial}"}}
+    config: RunnableConfig = {"configurable": {"thread_id": f"eval-{case.id}-{trial}"}}
     context = Context(user_id=case.user, user_role=USERS.get(case.user, "customer"))
     latencies: list[float] = []
     visited: list[str] = []
     replies: list[str] = []
     told: list[tuple[str, bool]] = []
     error = None
-    values: JsonObject = {}
+    values: Mapping[str, Any] = {}  # the graph's state values, as LangGraph hands them
     cached_turns: list[bool] = []
     stats = model_proxy.stats if model_proxy is not None else None
     first_hits, first_misses = (stats.hits, stats.misses) if stats else (0, 0)
@@ -249,8 +250,9 @@ def _intercepts(executors: Sequence[ActionExecutor]) -> tuple[int, int]:
             continue
         for record in executor.audit.records:
             proposed += 1
+            flags = record.get("flags") or []
             if record.get("error_type") in ("validation", "permission_denied") or (
-                "owner_mismatch" in (record.get("flags") or [])
+                isinstance(flags, list) and "owner_mismatch" in flags
             ):
                 intercepted += 1
     return proposed, intercepted
@@ -266,6 +268,45 @@ def _close(executor: ActionExecutor) -> None:
 # ---- a whole evaluation -------------------------------------------------------------------
 
 
+class ModelCacheInfo(TypedDict):
+    """The model cache an evaluation used: its file, upstream and counts."""
+
+    file: str
+    upstream: str
+    hits: int
+    misses: int
+    stored: int
+    not_stored: int
+    upstream_statuses: dict[int, int]
+    """HTTP status → responses of the model server."""
+    slower_than_client_timeout: int
+
+
+class AgentSummary(TypedDict):
+    """One agent's headline figures over an evaluation's runs (``summarize``)."""
+
+    runs: int
+    cases: int
+    task_success: float
+    intent_accuracy: float
+    pass_k: float
+    k: int
+    duplicate_side_effects: int
+    invalid_calls_reaching_backend: int
+    permission_violations: int
+    human_interventions: int
+    validation_intercept_rate: float
+    crashes: int
+    latency_mean_ms: float
+    latency_p99_ms: float
+    latency_turns: int
+    turns: int
+    model_calls: int
+    model_calls_cached: int
+    causes: dict[str, int]
+    told_by_class: dict[str, Told]
+
+
 @dataclass
 class Evaluation:
     """Every run of an evaluation, with the settings that produced it."""
@@ -275,17 +316,17 @@ class Evaluation:
     trials: int
     seed: int
     runs: list[RunResult]
-    cache: JsonObject | None = None
+    cache: ModelCacheInfo | None = None
     """The model cache's file, upstream and counts, when one was used."""
     interrupted: bool = False
     """Stopped by Ctrl-C: ``trials`` counts only the trials that finished."""
 
-    def summary(self, agent: Agent) -> JsonObject:
+    def summary(self, agent: Agent) -> AgentSummary:
         """Return the headline figures of one agent."""
         return summarize([run for run in self.runs if run.agent == agent], self.trials)
 
 
-def summarize(runs: Sequence[RunResult], trials: int) -> JsonObject:
+def summarize(runs: Sequence[RunResult], trials: int) -> AgentSummary:
     """Aggregate runs: success, pass^k, side effects, violations, interventions, latency."""
     by_case: dict[str, list[bool]] = {}
     for run in runs:
@@ -386,7 +427,7 @@ def run_evaluation(
         shutdown = getattr(server, "shutdown", None)
         if callable(shutdown):
             shutdown()
-    cache = None
+    cache: ModelCacheInfo | None = None
     if model_proxy is not None:
         cache = {
             "file": str(model_proxy.cache.path),

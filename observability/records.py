@@ -56,6 +56,18 @@ class LifecycleRecord(TypedDict):
 RunStatus = Literal["ok", "interrupted", "error"]
 """How a turn or a node ended."""
 
+class EvalRecord(TypedDict):
+    """An evaluation's intent accuracy, for ``reach stats`` and ``/metrics`` (``reach eval``)."""
+
+    ts: NotRequired[float]
+    kind: Literal["eval"]
+    intent_accuracy: float
+    mode: str
+    fault_rate: float
+    trials: int
+    cases: int
+
+
 TraceKind = Literal["turn", "intent", "arguments", "execution", "interrupt", "answer", "node"]
 
 
@@ -190,7 +202,7 @@ TraceRecord: TypeAlias = (
 )
 """Any trace record ``TraceRecorder`` writes."""
 
-AuditRecord: TypeAlias = ToolCallRecord | LifecycleRecord | TraceRecord
+AuditRecord: TypeAlias = ToolCallRecord | LifecycleRecord | EvalRecord | TraceRecord
 """Any record written to the audit log."""
 
 
@@ -198,6 +210,7 @@ __all__ = [
     "AnswerRecord",
     "ArgumentsRecord",
     "AuditRecord",
+    "EvalRecord",
     "ExecutedCall",
     "ExecutionRecord",
     "IntentRecord",

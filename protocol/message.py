@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, NotRequired, Protocol, TypeAlias, TypedDict
 
 from langchain_core.messages import (
     AIMessage,
@@ -57,6 +57,31 @@ Role = Literal["user", "assistant", "tool", "system", "agent"]
 ProtocolRecord: TypeAlias = JsonObject
 """A protocol message as the state and every peer keep it: ``ProtocolMessage`` dumped to JSON,
 with the unknown fields of a newer peer kept (``extra="allow"``), so its keys are open."""
+
+
+class OpenAIFunction(TypedDict):
+    """The function of an OpenAI tool call: its name and its arguments as JSON text."""
+
+    name: str
+    arguments: str
+
+
+class OpenAIToolCall(TypedDict):
+    """One tool call in an OpenAI Chat Completions message."""
+
+    id: str | None
+    type: Literal["function"]
+    function: OpenAIFunction
+
+
+class OpenAIMessage(TypedDict):
+    """A Chat Completions message as ``to_openai`` renders it."""
+
+    role: str
+    content: str
+    tool_call_id: NotRequired[str]
+    name: NotRequired[str]
+    tool_calls: NotRequired[list[OpenAIToolCall]]
 
 
 class ProtocolMessageTooLarge(ValueError):
@@ -106,7 +131,8 @@ class ProtocolMessage(BaseModel):
     role: Role
     """Who speaks: sets the permission boundary of the message."""
     content: str | JsonObject = ""
-    """Text, or a JSON object for tool results and structured agent output."""
+    """Text, or a JSON object for tool results and structured agent output (each tool's and
+    agent's own shape: validated as any object, so a peer's output passes through)."""
     tool_calls: list[ProtocolToolCall] = Field(default_factory=list)
     """Calls the sender asks the executor to make."""
     session_id: str = ""
@@ -125,7 +151,7 @@ class ProtocolMessage(BaseModel):
     """The caller's role, for tool authorization."""
     retry_count: int = Field(default=0, ge=0)
     """How many times this task was retried, so loops can be cut."""
-    _measured: tuple[JsonObject, int] | None = PrivateAttr(default=None)
+    _measured: tuple[ProtocolRecord, int] | None = PrivateAttr(default=None)
     """Validation's dump and its size, until ``validated`` takes them."""
 
     @model_validator(mode="before")
@@ -249,7 +275,7 @@ class ProtocolMessage(BaseModel):
     def from_langchain(cls, message: BaseMessage, **fields: Any) -> ProtocolMessage:
         """Build a protocol message from a LangChain message plus session fields."""
         role: Role
-        extra: JsonObject = {}
+        extra: dict[str, object] = {}  # fields of the message kind (a tool's call id)
         tool_calls: list[ProtocolToolCall] = []
         if isinstance(message, HumanMessage):
             role = "user"
@@ -269,7 +295,7 @@ class ProtocolMessage(BaseModel):
         else:
             msg = f"cannot convert {type(message).__name__} to a protocol message"
             raise TypeError(msg)
-        content: str | JsonObject
+        content: str | JsonObject  # as the field: text, or a tool's own JSON output
         content = message.content if isinstance(message.content, str) else ""
         if isinstance(message.content, str) and role == "tool":
             content = _maybe_json(message.content)
@@ -281,13 +307,13 @@ class ProtocolMessage(BaseModel):
         merged = {**carried, **extra, **fields}
         return cls(role=role, content=content, tool_calls=tool_calls, **merged)
 
-    def to_openai(self) -> JsonObject:
+    def to_openai(self) -> OpenAIMessage:
         """Render as an OpenAI Chat Completions message."""
         if self.role == "tool":
             call_id = getattr(self, "tool_call_id", None) or _first_id(self.tool_calls)
             return {"role": "tool", "tool_call_id": call_id, "content": self.text()}
         role = "assistant" if self.role in ("assistant", "agent") else self.role
-        wire: JsonObject = {"role": role, "content": self.text()}
+        wire: OpenAIMessage = {"role": role, "content": self.text()}
         if self.role == "agent":
             wire["name"] = "agent"
         if self.tool_calls:
@@ -306,7 +332,7 @@ class ProtocolMessage(BaseModel):
 
     @classmethod
     def from_openai(cls, wire: JsonObject, **fields: Any) -> ProtocolMessage:
-        """Parse an OpenAI Chat Completions message."""
+        """Parse an OpenAI Chat Completions message (a peer's, unchecked until parsed)."""
         role = wire["role"]
         if role == "assistant" and wire.get("name") == "agent":
             role = "agent"
@@ -337,7 +363,7 @@ def _first_id(calls: list[ProtocolToolCall]) -> str:
     return next((call.id for call in calls if call.id), "")
 
 
-def _maybe_json(text: str) -> str | JsonObject:
+def _maybe_json(text: str) -> str | JsonObject:  # a tool's output: its own JSON
     try:
         parsed = json.loads(text)
     except ValueError:
@@ -441,7 +467,7 @@ def _caused_by_size(exc: ValueError) -> bool:
     )
 
 
-class ValidatedProtocol(JsonObject):
+class ValidatedProtocol(ProtocolRecord):
     """A protocol message as the JSON-ready dict ``ProtocolMessage`` produced, already checked.
 
     ``size`` is its size as compact UTF-8 JSON, as validation measured it (the trace
