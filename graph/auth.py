@@ -29,11 +29,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, TypedDict, cast
 
 from langgraph_sdk import Auth
 
-from config.limits import JsonObject
 from contract.scenario import ScenarioSet
 from graph.intake import tokenize_run
 from scenarios import SCENARIOS
@@ -45,14 +44,28 @@ PERMISSIONS = Permissions.merged(ScenarioSet(SCENARIOS).grants())
 
 auth = Auth()
 
-OWNER_KEY = "owner"
-READERS_KEY = "readers"
+OWNER_KEY: Final = "owner"
+READERS_KEY: Final = "readers"
 AGENT_READABLE = "role:agent"
 """Put in ``metadata.readers`` of threads that support staff may read."""
 _STAFF_READABLE_OWNERS = frozenset({"customer", "agent"})
 
-Filter = JsonObject
+Filter = Auth.types.FilterType
 """A metadata filter the server applies (``{"owner": id}``, ``{"readers": {"$contains": x}}``)."""
+
+
+class ReachUser(Auth.types.MinimalUserDict):
+    """The user the server is handed: LangGraph's minimal user and the caller's role."""
+
+    role: str
+
+
+class OwnerMetadata(TypedDict):
+    """What is stamped on a thread (or cron) a user creates: who owns it and who may read it."""
+
+    owner: str
+    readers: list[str]
+    owner_role: str
 
 
 @auth.authenticate
@@ -69,14 +82,14 @@ async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDic
     result = await asyncio.to_thread(read_token, token)
     if isinstance(result, InvalidToken):
         raise Auth.exceptions.HTTPException(status_code=401, detail=result.reason)
-    user: JsonObject = {
+    user: ReachUser = {
         "identity": result.user_id,
         "display_name": result.user_id,
         "is_authenticated": True,
         "permissions": sorted(PERMISSIONS.grants.get(result.role, frozenset())),
         "role": result.role,
     }
-    return user  # type: ignore[return-value]  # MinimalUserDict plus our "role"
+    return user
 
 
 def user_role(user: Any) -> str:
@@ -92,7 +105,7 @@ def user_role(user: Any) -> str:
     return str(role) if role in ROLES else "customer"
 
 
-def owner_metadata(user: Any) -> JsonObject:
+def owner_metadata(user: Any) -> OwnerMetadata:
     """Return the metadata stamped on a thread (or cron) the user creates."""
     role = user_role(user)
     readers = [user.identity]
@@ -119,7 +132,7 @@ def read_filter(user: Any) -> Filter | None:
     if role == "admin":
         return None
     if role == "agent":
-        return {READERS_KEY: {"$contains": AGENT_READABLE}}
+        return cast("Filter", {READERS_KEY: {"$contains": AGENT_READABLE}})  # mypy: the union
     return {OWNER_KEY: user.identity}
 
 

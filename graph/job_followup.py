@@ -17,12 +17,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-from config.limits import JsonObject
 from jobs.notify import job_event
 from jobs.runner import JobCallback
 from jobs.store import Job
@@ -50,12 +50,12 @@ class ThreadActivity(BaseCallbackHandler):
 
     def on_chain_start(
         self,
-        serialized: JsonObject | None,
+        serialized: Mapping[str, Any] | None,  # LangChain's callback signature
         inputs: Any,
         *,
         run_id: UUID,
         parent_run_id: UUID | None = None,
-        metadata: JsonObject | None = None,
+        metadata: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         """Count a root run on its thread."""

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Required, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
-from config.limits import JsonObject
 from contract.scenario import Scenario, ScenarioSet
 from nodes.slot_filling import plan_tool_calls
 from scenarios import SCENARIOS
-from state import Context, SlotValues, StateUpdate
+from state import AgentState, Context, ProtocolRecord, SlotValues, StateUpdate
 
 
 class CheckpointNotFoundError(LookupError):
@@ -54,8 +53,14 @@ class HistoryEntry:
     """Whether the thread's current head descends from this checkpoint."""
 
 
+class ForkResult(AgentState, total=False):
+    """A fork: the new branch's config, and with ``run``, the state it reached."""
+
+    config: Required[RunnableConfig]
+
+
 def _config(thread_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
-    configurable: JsonObject = {"thread_id": thread_id, "checkpoint_ns": ""}
+    configurable: dict[str, str] = {"thread_id": thread_id, "checkpoint_ns": ""}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable}
@@ -71,7 +76,7 @@ def _parent_id(snapshot: StateSnapshot) -> str | None:
     return str(snapshot.parent_config["configurable"]["checkpoint_id"])
 
 
-def _describe(message: JsonObject | None) -> str:
+def _describe(message: ProtocolRecord | None) -> str:
     if not message:
         return ""
     content = message.get("content")
@@ -140,13 +145,13 @@ def replay(
     thread_id: str,
     checkpoint_id: str,
     context: Context,
-) -> JsonObject:
+) -> AgentState:
     """Re-run the thread from a checkpoint: the nodes after it execute again.
 
     Tools with side effects run again too, unless the executor de-duplicates them.
     """
     snapshot = get_checkpoint(app, thread_id, checkpoint_id)
-    return dict(app.invoke(None, snapshot.config, context=context) or {})
+    return cast("AgentState", dict(app.invoke(None, snapshot.config, context=context) or {}))
 
 
 def rollback(
@@ -178,7 +183,7 @@ def rollback(
     return new_config
 
 
-def parse_assignments(assignments: list[str]) -> JsonObject:
+def parse_assignments(assignments: list[str]) -> StateUpdate:
     """Turn ``["slots.order_id=OD-1", "intent=URGE_DELIVERY"]`` into a state update."""
     update: StateUpdate = {}
     for assignment in assignments:
@@ -198,12 +203,12 @@ def fork(
     app: CompiledStateGraph[Any, Any, Any, Any],
     thread_id: str,
     checkpoint_id: str,
-    values: JsonObject,
+    values: StateUpdate,
     context: Context,
     *,
     run: bool = True,
     scenarios: Sequence[Scenario] = SCENARIOS,
-) -> JsonObject:
+) -> ForkResult:
     """Edit state at a checkpoint and run on from there, on a new branch.
 
     Changing ``slots`` re-plans the tool call from the edited slots, as slot filling would,
@@ -225,4 +230,4 @@ def fork(
     if not run:
         return {"config": new_config}
     result = app.invoke(None, new_config, context=context) or {}
-    return {"config": new_config, **result}
+    return cast("ForkResult", {"config": new_config, **result})

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from config.limits import JsonObject
+from config.limits import JsonObject, JsonValue
 from security.sql_guard import (
     ALLOWED_FUNCTIONS,
     SqlPolicy,
@@ -54,7 +54,7 @@ class ReadOnlyQueryError(Exception):
         self.message = message
         self.sql = sql
 
-    def details(self) -> JsonObject:
+    def details(self) -> dict[str, JsonValue]:
         """Return the envelope ``data`` for this failure."""
         return {"reason": self.reason, "sql": self.sql[:500], "message": self.message}
 
@@ -86,7 +86,7 @@ class QueryResult:
     columns: list[str]
     """Result column names."""
     rows: list[JsonObject]
-    """At most ``max_rows`` rows, as dicts."""
+    """At most ``max_rows`` rows, as dicts (their keys: the columns the checked SQL selects)."""
     truncated: bool
     """More rows were available than returned."""
     elapsed_ms: float

@@ -22,11 +22,11 @@ import re
 from typing import Any
 
 import ormsgpack
+from langgraph.checkpoint.base import Checkpoint
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_KW_ARGS, JsonPlusSerializer
 from langgraph.types import Overwrite
 
-from config.limits import JsonObject
 from graph.checkpoint.msgpack_masking import (
     _PLAIN,
     BoundedBytes,
@@ -125,7 +125,7 @@ class MaskingSerializer(SerializerProtocol):
             return kind, mask_msgpack(data)
         return kind, mask_id_bytes(data)
 
-    def _dumps_checkpoint(self, checkpoint: JsonObject) -> bytes | None:
+    def _dumps_checkpoint(self, checkpoint: Checkpoint) -> bytes | None:
         """Pack a whole checkpoint from its parts; ``None`` when a part needs the general way.
 
         A msgpack map is its header and then each key and value packed on its own, so this
@@ -140,7 +140,7 @@ class MaskingSerializer(SerializerProtocol):
             return None
         if not 0x80 <= head[0] <= 0x8F:  # a fixmap: the record has at most six keys
             return None
-        values: JsonObject = checkpoint["channel_values"]
+        values = checkpoint["channel_values"]
         versions = checkpoint["channel_versions"]
         parts = [_map_header(len(rest) + 1), head[1:], ormsgpack.packb("channel_values")]
         parts.append(_map_header(len(values)))

@@ -20,12 +20,12 @@ from typing import Any, Literal
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
-from config.limits import JsonObject
+from config.limits import JsonValue
 from security.permissions import Permissions
 from tools.registry.context import ToolContext
 from tools.registry.lifecycle import SERVING, Effective, ToolLifecycle, version_key
 from tools.registry.types import Arguments
-from tools.registry.views import ModelToolView, Unavailable
+from tools.registry.views import EngineeringView, ModelToolView, Unavailable
 
 VAGUE_VERBS = frozenset({"call", "do", "handle", "process", "invoke", "use", "make", "run"})
 VAGUE_OBJECTS = frozenset(
@@ -139,7 +139,7 @@ class ToolCard:
             return self.side_effect
         return not self.idempotent or self.risk == "high"
 
-    def json_schema(self) -> JsonObject:
+    def json_schema(self) -> dict[str, JsonValue]:
         """Return the JSON Schema of the parameters, closed to unknown fields."""
         schema = self.parameters.model_json_schema()
         schema.setdefault("additionalProperties", False)
@@ -163,7 +163,7 @@ class ToolCard:
             },
         }
 
-    def engineering_view(self) -> JsonObject:
+    def engineering_view(self) -> EngineeringView:
         """Render the server-side fields, for operators and audit, never for a prompt."""
         return {
             "name": self.name,

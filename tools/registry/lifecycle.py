@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -298,7 +298,9 @@ class CoverageReport(TypedDict):
     """Share of tools chosen at least once."""
 
 
-def tool_coverage(tool_names: Iterable[str], records: Iterable[JsonObject]) -> CoverageReport:
+def tool_coverage(
+    tool_names: Iterable[str], records: Iterable[Mapping[str, object]]
+) -> CoverageReport:
     """Count tool calls in executor audit records; lifecycle events are not calls."""
     names = sorted(set(tool_names))
     used = Counter(
@@ -315,7 +317,7 @@ def tool_coverage(tool_names: Iterable[str], records: Iterable[JsonObject]) -> C
     )
 
 
-def read_audit_records(path: str | Path) -> list[JsonObject]:
+def read_audit_records(path: str | Path) -> list[JsonObject]:  # lines read back: free-form
     """Read an ``audit.jsonl`` file (skipping torn last lines); missing file: none."""
     target = Path(path)
     if not target.exists():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from config.limits import JsonObject
+from config.limits import JsonValue
 
 
 class FunctionView(TypedDict):
@@ -17,7 +17,8 @@ class FunctionView(TypedDict):
 
     name: str
     description: str
-    parameters: JsonObject
+    parameters: dict[str, JsonValue]
+    """The arguments' JSON Schema."""
     """The JSON Schema of the arguments (free-form JSON Schema, closed to unknown fields)."""
 
 
@@ -36,3 +37,22 @@ class Unavailable(TypedDict):
     reason: str | None
     sunset: str | None
     message: str
+
+
+class EngineeringView(TypedDict):
+    """A card's server-side fields, for operators and audit (``reach tools``), never a prompt."""
+
+    name: str
+    version: str
+    domain: str
+    permission: str
+    risk: Literal["low", "high"]
+    idempotent: bool
+    timeout_s: float
+    rate_limit: str | None
+    cache_ttl_s: float | None
+    deprecated: bool
+    checks_owner: bool
+    requires: list[str]
+    has_status_lookup: bool
+    checks_result: bool

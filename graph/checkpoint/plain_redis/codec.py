@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import ormsgpack
@@ -32,7 +32,6 @@ from redis.asyncio import Redis as AsyncRedis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
-from config.limits import JsonObject
 from graph.checkpoint.msgpack_masking import is_checkpoint_record
 from graph.checkpoint.plain_redis import layout, lua
 
@@ -183,7 +182,7 @@ class RecordCodec(BaseCheckpointSaver[str]):
         writes: dict[str, bytes | None],
     ) -> CheckpointTuple:
         checkpoint = cast(Checkpoint, self.serde.loads_typed(record.checkpoint))
-        values: JsonObject = {}
+        values: dict[str, object] = {}  # channel → its value, as the serializer loads it
         for channel, version in record.refs:
             raw = blobs.get(layout.blob_field(record.checkpoint_ns, channel, version))
             if raw is None:
@@ -234,10 +233,10 @@ class RecordCodec(BaseCheckpointSaver[str]):
     def _accept(
         self,
         record: layout.Record,
-        metadata: JsonObject,
+        metadata: CheckpointMetadata,
         config: RunnableConfig | None,
         before: RunnableConfig | None,
-        filter: JsonObject | None,
+        filter: Mapping[str, Any] | None,
     ) -> bool:
         wanted_id = get_checkpoint_id(config) if config else None
         if wanted_id and record.checkpoint_id != wanted_id:
@@ -254,8 +253,8 @@ class RecordCodec(BaseCheckpointSaver[str]):
         raw_windex: builtins.list[bytes | None],
         config: RunnableConfig | None,
         before: RunnableConfig | None,
-        filter: JsonObject | None,
-    ) -> builtins.list[tuple[layout.Record, JsonObject]]:
+        filter: Mapping[str, Any] | None,
+    ) -> builtins.list[tuple[layout.Record, CheckpointMetadata]]:
         chosen = []
         for member, raw, windex in zip(members, raw_records, raw_windex, strict=True):
             if raw is None:  # expired or deleted between the two reads
@@ -340,7 +339,7 @@ class RecordCodec(BaseCheckpointSaver[str]):
         return sorted(drop), rewritten, dead_blobs, dead_writes, sorted(drop)
 
 
-def _dumps_record(stored: JsonObject, serde: SerializerProtocol) -> tuple[str, bytes]:
+def _dumps_record(stored: Mapping[str, object], serde: SerializerProtocol) -> tuple[str, bytes]:
     """Pack a checkpoint without its values straight to msgpack, unmasked and uncompressed.
 
     It holds no text of a user's (``is_checkpoint_record``). Through the serializer,

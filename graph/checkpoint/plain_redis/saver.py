@@ -27,7 +27,7 @@ live checkpoint refers to, and an idle thread expires whole, leaving no orphans.
 from __future__ import annotations
 
 import builtins
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -44,7 +44,6 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 from redis.exceptions import WatchError
 
-from config.limits import JsonObject
 from graph.checkpoint.plain_redis import layout, lua
 from graph.checkpoint.plain_redis.codec import (
     RecordCodec,
@@ -147,7 +146,7 @@ class PlainRedisSaver(RecordCodec):
         self,
         config: RunnableConfig | None,
         *,
-        filter: JsonObject | None = None,
+        filter: Mapping[str, Any] | None = None,
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
@@ -304,7 +303,7 @@ class PlainRedisSaver(RecordCodec):
         self,
         config: RunnableConfig | None,
         *,
-        filter: JsonObject | None = None,
+        filter: Mapping[str, Any] | None = None,
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
