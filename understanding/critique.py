@@ -24,7 +24,7 @@ from typing import Any, Literal
 from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
 
-from config.limits import JsonObject
+from config.limits import JsonValue
 from state import ToolCall
 from tools.registry.cards import ToolCard
 from understanding.model_recognizer import describe_error
@@ -33,7 +33,7 @@ from understanding.prompt_budget import TaskSummary, bounded_messages
 
 Action = Literal["retry", "fix_arguments", "other_tool", "ask", "give_up"]
 ACTIONS: tuple[str, ...] = ("retry", "fix_arguments", "other_tool", "ask", "give_up")
-CRITIQUE_SCHEMA: JsonObject = {
+CRITIQUE_SCHEMA: dict[str, JsonValue] = {
     "title": "critique",
     "description": "Why the last tool call failed and what the agent should do next.",
     "type": "object",

@@ -33,8 +33,10 @@ from typing import Any, Literal, get_args
 
 from langgraph.errors import GraphBubbleUp
 
+from config.limits import JsonObject, JsonValue
 from contract.scenario import ScenarioSet
 from security.pii import mask_pii
+from state import SlotValues
 from understanding.chat import chat_model_for, parse_choice
 from understanding.commands import (
     Cancel,
@@ -144,7 +146,7 @@ class ModelCommandGenerator:
         return not unsure
 
     # ---- the call ------------------------------------------------------------------------
-    def _call(self, text: str, view: DialogueView) -> tuple[dict[str, Any], Any]:
+    def _call(self, text: str, view: DialogueView) -> tuple[JsonObject, Any]:  # raw output
         messages = [("system", self.system_prompt), ("user", situation(view, mask_pii(text)))]
         try:
             out = self._runnable.invoke(messages)
@@ -180,21 +182,21 @@ class ModelCommandGenerator:
             lines.append(f"- {option.intent} = {option.label} ({slots})")
         return "\n".join(lines)
 
-    def _schema(self) -> dict[str, Any]:
+    def _schema(self) -> dict[str, JsonValue]:
         names = sorted({name for o in self.options.values() for name in o.slots})
-        slot = {
+        slot: dict[str, JsonValue] = {
             "type": "object",
             "properties": {
-                "name": {"type": "string", "enum": names or ["none"]},
+                "name": {"type": "string", "enum": [*names] if names else ["none"]},
                 "value": {"type": "string"},
             },
             "required": ["name", "value"],
             "additionalProperties": False,
         }
-        command = {
+        command: dict[str, JsonValue] = {
             "type": "object",
             "properties": {
-                "kind": {"type": "string", "enum": list(MODEL_KINDS)},
+                "kind": {"type": "string", "enum": [*MODEL_KINDS]},
                 "task": {"type": "string", "enum": [*self.options, NO_TASK]},
                 "slots": {"type": "array", "items": slot, "maxItems": 6},
             },
@@ -220,7 +222,7 @@ class ModelCommandGenerator:
     # ---- checking what came back ------------------------------------------------------------
     def _checked(
         self,
-        parsed: dict[str, Any],
+        parsed: JsonObject,  # the model's output, unchecked: the checks are here
         raw: Any,
         text: str,
         view: DialogueView,
@@ -358,10 +360,10 @@ class ModelCommandGenerator:
         pairs: Sequence[tuple[str, str]],
         text: str,
         known: Mapping[str, Any],
-    ) -> tuple[dict[str, Any], dict[str, str]]:
+    ) -> tuple[SlotValues, dict[str, str]]:
         """Keep the evidenced values, normalized by the scenario's extractor."""
         heard = self.rules.slots_for(text, option.intent, TaskView(option.intent, known))
-        values: dict[str, Any] = {}
+        values: SlotValues = {}
         refused: dict[str, str] = {}
         for name, value in pairs:
             if name not in option.slots or not value.strip():

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from config.limits import JsonObject
 from contract.scenario import ScenarioSet
 from understanding.view import DialogueView, TaskView
 
@@ -40,7 +39,7 @@ def task_options(catalog: ScenarioSet) -> list[TaskOption]:
     for intent, task in catalog.tasks.items():
         card = cards.get(task.tool)
         slots = {name: _described(card, name) for name in task.required_slots}
-        flags: JsonObject = {}
+        flags: dict[str, object] = {}  # flag → the value it sets (a channel's default)
         for slot, tool in task.on_request:
             extra = cards.get(tool)
             channel = extra.parameters.model_fields.get("channel") if extra else None

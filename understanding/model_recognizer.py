@@ -39,15 +39,22 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
+from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 
-from config.limits import JsonObject
+from config.limits import JsonObject, JsonValue
 from contract.scenario import UNKNOWN, ScenarioSet
 from understanding.chat import chat_model_for, parse_choice
 from understanding.evidence import THRESHOLD, evidence_confidence, label_probability, slot_supported
-from understanding.recognizer import IntentResult, SlotResult, Understanding, detect_language
+from understanding.recognizer import (
+    IntentResult,
+    Language,
+    SlotResult,
+    Understanding,
+    detect_language,
+)
 
 FALLBACK_DISCOUNT = 0.8
 Source = Literal["model", "rules"]
@@ -106,7 +113,7 @@ def options_from_scenarios(catalog: ScenarioSet) -> list[IntentOption]:
         card = cards.get(task.tool)
         slots = {name: _field_description(card, name) for name in task.required_slots}
         flags: dict[str, str] = {}
-        values: JsonObject = {}
+        values: dict[str, object] = {}  # flag → the value it sets (a channel's default)
         for slot, tool in task.on_request:
             extra = cards.get(tool)
             what = extra.description if extra is not None else tool
@@ -158,6 +165,14 @@ def build_understanding(
     )
 
 
+class ModelCall(TypedDict):
+    """One model call, as ``ModelUnderstanding.calls`` keeps it: the step and how it went."""
+
+    step: str
+    ok: bool
+    error: str | None
+
+
 class ModelFailure(Exception):
     """The model's answer cannot be used; the message goes into ``error``."""
 
@@ -204,10 +219,10 @@ class ModelUnderstanding:
         self.system_prompt = system_prompt or self._default_prompt()
         self.consult_below = consult_below
         self._intent_runnable = self._structured(self._intent_schema())
-        self._slot_runnables: JsonObject = {}
+        self._slot_runnables: dict[str, Runnable[Any, Any]] = {}  # intent → its slot reader
         self._flags: dict[str, dict[str, bool]] = {}
         """On-request flags the model set, by message text (the last 64 messages)."""
-        self.calls: deque[JsonObject] = deque(maxlen=256)
+        self.calls: deque[ModelCall] = deque(maxlen=256)
         """The latest model calls: step, outcome, error (for the protocol and the eval)."""
 
     # ---- schema and prompt ---------------------------------------------------------------
@@ -223,8 +238,8 @@ class ModelUnderstanding:
         lines.append(f"- {UNKNOWN}: none of these (chit-chat, other topics)")
         return "\n".join(lines)
 
-    def _intent_schema(self) -> JsonObject:
-        properties: JsonObject = {
+    def _intent_schema(self) -> dict[str, JsonValue]:
+        properties: dict[str, JsonValue] = {
             "intent": {"type": "string", "enum": [*self.options, UNKNOWN]},
         }
         flags = {name: text for o in self.options.values() for name, text in o.flags.items()}
@@ -239,8 +254,8 @@ class ModelUnderstanding:
             "additionalProperties": False,
         }
 
-    def _slot_schema(self, option: IntentOption) -> JsonObject:
-        properties = {
+    def _slot_schema(self, option: IntentOption) -> dict[str, JsonValue]:
+        properties: dict[str, JsonValue] = {
             name: {"type": ["string", "null"], "description": text}
             for name, text in option.slots.items()
         }
@@ -253,7 +268,7 @@ class ModelUnderstanding:
             "additionalProperties": False,
         }
 
-    def _structured(self, schema: JsonObject) -> Any:
+    def _structured(self, schema: dict[str, JsonValue]) -> Any:
         strict = True if self.method == "json_schema" else None
         return self.llm.with_structured_output(
             schema, method=self.method, strict=strict, include_raw=True
@@ -420,7 +435,17 @@ class ModelUnderstanding:
         )
 
 
-def _fields(result: IntentResult) -> JsonObject:
+class IntentFields(TypedDict):
+    """An intent result's fields, as a protocol note records them."""
+
+    intent: str
+    confidence: float
+    language: Language | None
+    evidence: tuple[str, ...]
+    candidates: tuple[str, ...]
+
+
+def _fields(result: IntentResult) -> IntentFields:
     return {
         "intent": result.intent,
         "confidence": result.confidence,

@@ -22,6 +22,7 @@ from datetime import date
 from typing import Any
 
 from contract.scenario import UNKNOWN, ScenarioSet, SlotResult
+from state import SlotValues
 from understanding.acts import is_follow_up, read_act
 from understanding.clause_commands import (
     ClauseGroup,
@@ -315,7 +316,7 @@ class RuleCommandGenerator:
         waiting = view.waiting
         answered = False
         previous: str | None = None
-        carried: dict[str, Any] = {}
+        carried: SlotValues = {}
         for part, result in groups:
             if self._names_task(result, part) and result.confidence < self.threshold:
                 result = replace(result, confidence=self.threshold)  # cued and complete

@@ -23,8 +23,8 @@ from typing import Any, TypedDict
 
 from langchain_core.messages import HumanMessage
 
-from config.limits import JsonObject
 from tools.registry.types import Arguments
+from tools.registry.views import ModelToolView
 
 
 class ParsedCall(TypedDict):
@@ -85,7 +85,7 @@ def _normalize(item: Any) -> tuple[str, Any] | str:
     return name, arguments
 
 
-def _arguments(raw: Any) -> JsonObject | str:
+def _arguments(raw: Any) -> Arguments | str:
     if isinstance(raw, dict):
         return raw
     if isinstance(raw, str):
@@ -265,7 +265,7 @@ def call_with_repair(
     return RepairOutcome(calls=valid, refused=refused, rounds=2, messages=conversation)
 
 
-def model_view(cards: Iterable[Mapping[str, Any]]) -> list[JsonObject]:
+def model_view(cards: Iterable[Mapping[str, Any]]) -> list[ModelToolView]:
     """Turn ``{"name", "description", "parameters"}`` tool views into OpenAI ``tools`` entries."""
     return [
         {
