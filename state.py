@@ -29,8 +29,7 @@ from langchain_core.messages import (
 from langgraph.graph.message import add_messages
 from langgraph.types import Overwrite
 
-from config.limits import JsonObject
-from jobs.store import JobError
+from jobs.store import JobError, JobResult
 from protocol.message import (
     MAX_PROTOCOL_BYTES,
     MAX_PROTOCOL_FIELD_BYTES,
@@ -155,7 +154,7 @@ class JobUpdate(TypedDict, total=False):
     job_id: str
     kind: str
     state: str
-    result: JsonObject | None
+    result: JobResult | None
     error: JobError | None
 
 

@@ -13,7 +13,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypedDict
 
 import orjson
 from pydantic import JsonValue as PydanticJsonValue
@@ -92,7 +92,11 @@ def json_bytes(value: Any) -> int:
     return len(dumps_compact(value))
 
 
-def cut_marker(value: Any, *, preview_chars: int = 200) -> JsonObject:
+CutMarker = TypedDict("CutMarker", {"$cut": bool, "bytes": int, "sha256": str, "preview": str})
+"""What stands for a value too large to keep: its size, SHA-256 and a short preview."""
+
+
+def cut_marker(value: Any, *, preview_chars: int = 200) -> CutMarker:
     """Replace ``value`` by a marker: its size, SHA-256 and a short preview."""
     raw = json.dumps(value, ensure_ascii=False, default=str).encode("utf-8", errors="replace")
     return {

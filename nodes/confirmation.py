@@ -26,7 +26,7 @@ from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-from config.limits import JsonObject
+from config.limits import JsonValue
 from nodes.wording import GENERIC
 from security.pii import mask_pii
 from security.vault import TOKEN_PREFIX
@@ -63,7 +63,7 @@ class ReviewConfig(TypedDict):
     """The action it applies to."""
     allowed_decisions: list[HITLDecisionType]
     """``approve`` and ``reject`` always; ``edit`` unless an argument is a secret."""
-    args_schema: NotRequired[JsonObject]
+    args_schema: NotRequired[dict[str, JsonValue]]
     """JSON schema of the arguments, when editing is allowed."""
 
 

@@ -10,12 +10,13 @@ for a person to the hand-off.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from config.limits import JsonObject, too_long, too_long_reply
+from config.limits import too_long, too_long_reply
 from contract.scenario import UNKNOWN
 from nodes.common import (
     Node,
@@ -144,7 +145,9 @@ class _Render:
         return self._tasks()
 
     # ---- pieces every update shares ----------------------------------------------------
-    def _notes(self, content: JsonObject, confidence: float = 1.0) -> list[ValidatedProtocol]:
+    def _notes(
+        self, content: Mapping[str, object], confidence: float = 1.0
+    ) -> list[ValidatedProtocol]:
         user = protocol_message(
             self.state, self.runtime, role="user", content=self.text, confidence=1.0
         )

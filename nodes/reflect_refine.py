@@ -13,7 +13,6 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from config.limits import JsonObject
 from contract.scenario import UNKNOWN, TaskSpec
 from nodes.common import Node, context_of, latest_user_message, message_text, protocol_message
 from nodes.services import Services
@@ -57,7 +56,7 @@ def _after_tool_failure(
     error: ToolResult,
 ) -> StateUpdate:
     retries = state.get("retry_count", 0) + 1
-    content: JsonObject = {
+    content: dict[str, object] = {  # the note's fields (``ProtocolMessage.content``)
         "stage": "reflect_refine",
         "trigger": "tool_failure",
         "tool": error.get("tool"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
@@ -264,7 +264,7 @@ def _describe(result: ToolResult, state: AgentState, voice: Voice, scenarios: Sc
     text: str | None = None
     if describe is not None:
         own = replace(voice, prefer=scenarios.tool_scenario.get(tool))
-        shown = cast(ToolResult, withhold_flagged(result, voice.say("untrusted_withheld")))
+        shown = withhold_flagged(result, voice.say("untrusted_withheld"))
         try:
             text = describe(shown, state, own)
         except (KeyError, TypeError, ValueError):

@@ -10,7 +10,6 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from config.limits import JsonObject
 from contract.scenario import HINT_CHARS, Offer, TaskSpec
 from nodes.common import (
     Node,
@@ -69,7 +68,7 @@ def make_slot_filling_node(services: Services) -> Node:
             new_slots = {**new_slots, **offer.filled}
             slots = {**slots, **offer.filled}
             calls, missing = plan_tool_calls(task, slots, state.get("task_id", ""))
-        model_notes: JsonObject = {}
+        model_notes: dict[str, object] = {}  # what the model and the offer added to the note
         if offer.filled or offer.offered:
             model_notes["suggested"] = {"filled": offer.filled, "offered": sorted(offer.offered)}
         errors: list[str | None] = []

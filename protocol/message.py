@@ -394,7 +394,7 @@ def _shrink(message: ProtocolMessage) -> None:
     if isinstance(message.content, str):
         message.content = cut_string(message.content, max(budget, 2))
     else:
-        message.content = cut_marker(message.content)
+        message.content = dict(cut_marker(message.content))
     if message.size_bytes() > MAX_PROTOCOL_BYTES:  # only pathological shapes get here
         message.content = ""
         message.tool_calls = []
@@ -424,7 +424,7 @@ def _cut_fields(message: ProtocolMessage) -> None:
             extra[key] = cut_marker(value)
     for call in message.tool_calls:
         if json_bytes(call.parameters) > limit:
-            call.parameters = cut_marker(call.parameters)
+            call.parameters = dict(cut_marker(call.parameters))
         call.name = cut_string(call.name, 128)
         if call.id is not None:
             call.id = cut_string(call.id, 128)

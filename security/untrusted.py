@@ -20,9 +20,8 @@ import copy
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar, cast
 
-from config.limits import JsonObject
 from security.pii import ZERO_WIDTH
 
 _DROP = r"(?:ignore|disregard|forget|override|overrule|discard|erase|neglect)"
@@ -157,7 +156,11 @@ FLAG_PREFIX = "untrusted_instruction:"
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
-def withhold_flagged(result: Mapping[str, Any], marker: str) -> JsonObject:
+R = TypeVar("R", bound=Mapping[str, Any])
+"""A tool's envelope (``tools.executor.envelope.ToolResult``, which this layer cannot name)."""
+
+
+def withhold_flagged(result: R, marker: str) -> R:
     """Return ``result`` with the text at every flagged path replaced by ``marker``.
 
     What the executor flagged (``untrusted_instruction:<path>``) is not repeated to the
@@ -170,11 +173,11 @@ def withhold_flagged(result: Mapping[str, Any], marker: str) -> JsonObject:
         if isinstance(flag, str) and flag.startswith(FLAG_PREFIX)
     ]
     if not paths:
-        return dict(result)
+        return cast("R", dict(result))  # a copy of the same envelope
     data = copy.deepcopy(result.get("data"))
     for path in paths:
         data = _replace_at(data, path, marker)
-    return {**result, "data": data}
+    return cast("R", {**result, "data": data})  # the same envelope, its data withheld
 
 
 def _replace_at(value: Any, path: str, marker: str) -> Any:
