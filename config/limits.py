@@ -191,7 +191,7 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     if depth >= MAX_DEPTH:
         return f"[cut: nested deeper than {MAX_DEPTH}]"
     if isinstance(value, dict):
-        out: JsonObject = {}
+        out: JsonObject = {}  # a JSON-safe copy of any object: its keys are the caller's
         for index, (key, item) in enumerate(value.items()):
             if index >= MAX_ITEMS:
                 out["$cut_items"] = len(value) - MAX_ITEMS

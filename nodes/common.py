@@ -195,10 +195,10 @@ def protocol_fields(
     role: str,
     content: Any,
     **fields: Any,
-) -> JsonObject:
+) -> JsonObject:  # fields before ``ProtocolMessage`` checks them, a peer's extras kept
     """Collect a protocol message's fields, stamped with the session, task and caller role."""
     context = context_of(runtime)
-    base: JsonObject = {
+    base: JsonObject = {  # as above
         "role": role,
         "content": content,
         "session_id": session_id(runtime),

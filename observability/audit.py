@@ -278,7 +278,7 @@ def read_stream(
     client: StreamClient, stream: str = "reach:audit", *, session_id: str | None = None
 ) -> list[JsonObject]:  # records read back: whatever a writer of any version put there
     """Return the records of ``stream`` in order, only ``session_id``'s when given."""
-    records: list[JsonObject] = []
+    records: list[JsonObject] = []  # read back: free-form
     start = "-"
     while True:
         batch = client.xrange(stream, min=start, max="+", count=1000)
@@ -322,7 +322,9 @@ def iter_jsonl(path: str | Path) -> Iterator[JsonObject]:  # lines read back: fr
                 yield record
 
 
-def read_jsonl(path: str | Path, *, session_id: str | None = None) -> list[JsonObject]:
+def read_jsonl(
+    path: str | Path, *, session_id: str | None = None
+) -> list[JsonObject]:  # lines read back: free-form
     """Return the records of a JSON-lines log, only ``session_id``'s when given."""
     return [
         record

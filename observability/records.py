@@ -56,6 +56,7 @@ class LifecycleRecord(TypedDict):
 RunStatus = Literal["ok", "interrupted", "error"]
 """How a turn or a node ended."""
 
+
 class EvalRecord(TypedDict):
     """An evaluation's intent accuracy, for ``reach stats`` and ``/metrics`` (``reach eval``)."""
 
@@ -130,7 +131,8 @@ class ArgumentsRecord(TraceHeader):
     """What slot filling proposed: slots, what is missing or invalid, the calls planned."""
 
     node: str
-    slots: dict[str, Any] | None  # slot values: each scenario's own (see ``state.SlotValues``)
+    slots: dict[str, object] | None
+    """Slot values: each scenario's own (``state.SlotValues``, a layer above)."""
     missing: list[str]
     invalid: dict[str, str]
     proposed: list[ProposedCall]

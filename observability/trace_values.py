@@ -122,7 +122,7 @@ def jsonable(value: Any) -> Any:
     if kind in _PLAIN:
         return value
     if kind is dict:
-        changed: JsonObject | None = None
+        changed: JsonObject | None = None  # a JSON-safe copy of any record
         for key, item in value.items():
             new = item if type(item) in _PLAIN else jsonable(item)
             if changed is None and (new is not item or type(key) is not str):

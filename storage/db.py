@@ -204,7 +204,9 @@ class Database:
         with self._lock:
             return [dict(row) for row in self._conn.execute(sql, params).fetchall()]
 
-    def query_one(self, sql: str, params: tuple[Any, ...] = ()) -> JsonObject | None:
+    def query_one(
+        self, sql: str, params: tuple[Any, ...] = ()
+    ) -> JsonObject | None:  # SQL's columns
         """Run a parameterized read and return the first row, if any."""
         rows = self.query(sql, params)
         return rows[0] if rows else None

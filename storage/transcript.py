@@ -44,7 +44,8 @@ class TranscriptEntry(TypedDict):
     key: str
     """The message id, or a content hash for protocol messages; unique within a thread."""
     body: JsonObject
-    """The message as JSON-ready data."""
+    """The message as JSON-ready data: a LangChain message's dict or a protocol message, each
+    with its own keys (this layer is below both, and stores what it is given)."""
 
 
 class TranscriptStore(Protocol):
@@ -59,7 +60,7 @@ class TranscriptStore(Protocol):
         ...
 
 
-def entry_key(kind: EntryKind, body: JsonObject) -> str:
+def entry_key(kind: EntryKind, body: JsonObject) -> str:  # body: as ``TranscriptEntry.body``
     """Return the stable key of an entry: the message id, else a hash of its content.
 
     The content is the body as compact JSON with sorted keys, written by orjson: the same
@@ -78,7 +79,7 @@ def entry_key(kind: EntryKind, body: JsonObject) -> str:
     return hashlib.sha256(text).hexdigest()[:32]
 
 
-def make_entry(kind: EntryKind, body: JsonObject) -> TranscriptEntry:
+def make_entry(kind: EntryKind, body: JsonObject) -> TranscriptEntry:  # body: as above
     """Build an entry with its key."""
     return {"kind": kind, "key": entry_key(kind, body), "body": body}
 

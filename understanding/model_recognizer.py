@@ -277,7 +277,7 @@ class ModelUnderstanding:
     # ---- calls ---------------------------------------------------------------------------
     def _invoke(
         self, runnable: Any, messages: list[tuple[str, str]], step: str
-    ) -> tuple[JsonObject, Any]:
+    ) -> tuple[JsonObject, Any]:  # the model's raw output, unchecked
         """Run one structured call; return (parsed, raw message) or raise ``ModelFailure``."""
         try:
             out = runnable.invoke(messages)

@@ -29,6 +29,7 @@ LARGE_TRANSFER_CENTS = 200_000
 """2,000 yuan and more counts as a large transfer."""
 ACCOUNT_PATTERN = r"^ACC-\d{4}$"
 
+
 class TransferRecord(TypedDict):
     """A transfer as the ledger and the clearing network see it."""
 
@@ -289,9 +290,7 @@ def execute_transfer(args: TransferOrder, ctx: ToolContext) -> TransferData:
     return {**record, "status": "completed"}
 
 
-def compensate(
-    db: Database, record: TransferRecord, *, reason: str, request_id: str = ""
-) -> None:
+def compensate(db: Database, record: TransferRecord, *, reason: str, request_id: str = "") -> None:
     """Reverse a completed transfer in one transaction: the money goes back.
 
     The transfer's ledger entry is amended in the same transaction, so a replay of the

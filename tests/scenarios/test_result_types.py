@@ -53,4 +53,3 @@ def test_the_result_type_and_the_result_check_name_the_same_fields(card: ToolCar
     declared = set(typing.get_type_hints(_result_type(card)))
     checked = set(card.result_model.model_fields)
     assert declared == checked, f"{card.name}: the type has {declared}, the check {checked}"
-

@@ -117,7 +117,9 @@ def loose_view(call: Any) -> Any:
     return short_text(call, 500)
 
 
-def call_shape(call: Any, ctx: ToolContext) -> tuple[JsonObject, str] | ToolResult:
+def call_shape(  # the call as given: raw, its parameters not yet parsed
+    call: Any, ctx: ToolContext
+) -> tuple[JsonObject, str] | ToolResult:
     """Return ``(call, name)`` for a well-shaped call, or the validation envelope."""
     reason: str | None = None
     if isinstance(call, str):

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from config.limits import JsonObject
+from tools.registry.types import Arguments
 
 MAX_ARGUMENT_CHARS = 64 * 1024
 """Longest argument text parsed; a model's arguments are far shorter."""
@@ -34,7 +34,7 @@ class ArgumentParseError(ValueError):
         self.reason = reason
 
 
-def parse_arguments(raw: Any) -> tuple[JsonObject, list[str]]:
+def parse_arguments(raw: Any) -> tuple[Arguments, list[str]]:
     """Return (arguments, repairs made). Raise ``ArgumentParseError`` when unusable."""
     if isinstance(raw, dict):
         return raw, []

@@ -2,7 +2,8 @@
 
 ``ModelToolView`` is a card in OpenAI ``tools`` format (``ToolCard.model_view``): only what
 helps a model choose and fill a call. ``Unavailable`` is why a registered tool does not serve
-now (``ToolRegistry.unavailable``), which the executor's refusal carries.
+now (``ToolRegistry.unavailable``), which the executor's refusal carries. ``EngineeringView``
+is what stays server-side (``ToolCard.engineering_view``), for operators and the audit.
 """
 
 from __future__ import annotations
