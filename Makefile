@@ -78,7 +78,9 @@ typecheck: install
 unit: install
 	$(UV) run pytest tests/unit
 
-# The fast tiers: no external process (1292 tests; ~75 s of them is CPU on each of 2 cores).
+# The fast tiers: no external process. Property tests draw a tenth of their examples here
+# (tests/properties.py); `make test` draws them all.
+check: export HYPOTHESIS_PROFILE := check
 check: install
 	$(UV) run ruff check .
 	$(UV) run mypy
