@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Literal
 
-from langchain_openai import ChatOpenAI
 from langgraph.errors import GraphBubbleUp
 from pydantic import SecretStr
 
@@ -249,6 +248,10 @@ def make_chat_model(
     logprobs: bool = True,
 ) -> Any:
     """A ``ChatOpenAI`` with every limit set (``max_tokens`` always: small models run on)."""
+    # imported here: the OpenAI client's import is a second of every process's start-up (each
+    # test worker, ``langgraph dev``, each ``reach`` command), with or without a model
+    from langchain_openai import ChatOpenAI  # noqa: PLC0415
+
     options: dict[str, Any] = {}
     if logprobs:
         options.update(logprobs=True, top_logprobs=3)
