@@ -59,7 +59,9 @@ aegra-env:
 	@test -n "$(AEGRA_PYTHON)" || { echo "Aegra 0.11 needs Python 3.12+: none found (set AEGRA_PYTHON=/path/to/python3.12)"; exit 1; }
 	UV_PROJECT_ENVIRONMENT=$(AEGRA_VENV) $(UV) sync --frozen --no-dev --group aegra --python $(AEGRA_PYTHON)
 
-# Two Aegra replicas on a private PostgreSQL and one Redis (issue 13).
+# Two Aegra replicas on a private PostgreSQL and one Redis (issue 13), with the full
+# throughput workload whose figure docs/deployment.md quotes (`make test` runs a shorter one).
+aegra: export REACH_THROUGHPUT := full
 aegra: install services postgres aegra-env
 	$(PYTEST) tests/services/test_aegra.py -q
 
