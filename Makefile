@@ -83,10 +83,15 @@ unit: install
 # The fast tiers: no external process. Property tests draw a tenth of their examples here
 # (tests/properties.py); `make test` draws them all.
 check: export HYPOTHESIS_PROFILE := check
+# mypy runs beside the tests (its output printed after theirs): from a cold cache (a fresh
+# clone) it is ~20 s of one core, which the tests' two workers would otherwise wait for.
 check: install
 	$(UV) run ruff check .
-	$(UV) run mypy
-	$(PYTEST) --dist load tests/unit tests/scenarios tests/graph -m "not services and not model and not attack" -q --durations=25
+	@typed=$$(mktemp); $(UV) run mypy > $$typed 2>&1 & mypy=$$!; \
+	$(PYTEST) --dist load tests/unit tests/scenarios tests/graph \
+		-m "not services and not model and not attack" -q --durations=25; tests=$$?; \
+	wait $$mypy; types=$$?; echo "mypy:"; cat $$typed; rm -f $$typed; \
+	[ $$tests -eq 0 ] && [ $$types -eq 0 ]
 
 integration: install services postgres aegra-env
 	$(PYTEST) tests/services --durations=25
