@@ -648,6 +648,9 @@ class AgentState(TypedDict, total=False):
     """Parameters gathered for the current task, merged turn by turn."""
     missing_slots: list[str]
     """Required slots still unknown; non-empty ends the turn with a question."""
+    offered: dict[str, Any] | None
+    """Slot → the one value the last question offered for it (a yes takes it); the next
+    message's reading clears it."""
     invalid_slots: dict[str, str]
     """Values the user gave that are not valid, with why, so the question can say so."""
     slot_offers: dict[str, str]

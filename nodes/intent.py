@@ -51,6 +51,8 @@ def make_intent_node(services: Services) -> Node:
     def intent(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
         """Read the message as commands, apply them to the tasks, record what was understood."""
         update = _understood(state, runtime)
+        if state.get("offered"):
+            update["offered"] = None  # the question that offered a value is answered now
         tokenized = _tokenized(latest_user_message(state), context_of(runtime).user_id, services)
         if tokenized is not None:  # the next checkpoint keeps tokens, not the masked digits
             update["messages"] = [*update.get("messages", []), tokenized]

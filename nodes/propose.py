@@ -21,6 +21,7 @@ from nodes.slot_filling import display_values
 from nodes.tool import changes_said
 from state import AgentState, Context, PendingConfirmation
 from tools.executor import PreparedCall
+from tools.failures import classify
 
 
 def make_propose_node(services: Services) -> Node:
@@ -57,6 +58,16 @@ def make_propose_node(services: Services) -> Node:
         waiting = [p for p in prepared if isinstance(p, PreparedCall) and p.needs_confirmation]
         if not waiting:
             return {"awaiting": None, "step_count": 1}
+        # a step of the plan that is switched off (an asked-for text) is said with the
+        # question, so the user decides on the rest knowing it will not happen
+        off = [
+            found
+            for call in state.get("pending_tool_calls") or []
+            if call not in risky and (found := services.executor.switched_off(call["name"]))
+        ]
+        refused = "".join(
+            _refusal(r, state, voice) for r in [*prepared, *off] if isinstance(r, dict)
+        )
         request = confirmation_request(
             waiting, language, display=display_values(dict(state.get("slots") or {}))
         )
@@ -68,6 +79,8 @@ def make_propose_node(services: Services) -> Node:
             if call["name"] in shown
         ]
         question = str(request["question"])
+        if refused:
+            question = f"{refused}\n{question}"
         if changed:
             question = f"{changed}\n{question}"
         pending = {"node": "tool", "intent": intent, "question": question}
@@ -75,3 +88,17 @@ def make_propose_node(services: Services) -> Node:
         return {"messages": [message], "awaiting": pending, "step_count": 1}
 
     return propose
+
+
+def _refusal(result: dict[str, Any], state: AgentState, voice: Voice) -> str:
+    """The generic sentence for a call the executor refused while it was being prepared."""
+    if result.get("status") == "success":
+        return ""  # answered from its idempotency record: nothing to warn of
+    outcome = classify(result)
+    if outcome is None:
+        return ""
+    step = voice.text(f"step.{result.get('tool', '')}")
+    task = step or voice.label(state.get("intent", ""))
+    return voice.failure(
+        outcome, result, task=task, known=list((state.get("slots") or {}).values())
+    )

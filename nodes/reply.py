@@ -182,7 +182,13 @@ def _asked_again(services: Services, state: AgentState) -> dict[str, Any]:
     if slot is None:
         return {}
     slots = {k: v for k, v in (state.get("slots") or {}).items() if k != slot}
-    return {"missing_slots": [slot], "slots": Overwrite(slots), "pending_tool_calls": []}
+    offered = task.offer(state.get("tool_results") or []) if task and task.offer else {}
+    return {
+        "missing_slots": [slot],
+        "slots": Overwrite(slots),
+        "pending_tool_calls": [],
+        "offered": {k: v for k, v in offered.items() if k == slot} or None,
+    }
 
 
 def recent_turns(state: AgentState, limit: int = 12) -> list[tuple[str, str]]:

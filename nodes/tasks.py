@@ -173,6 +173,9 @@ class TaskSpec:
     reask: Callable[[Sequence[ToolResult]], str | None] | None = None
     """Given the task's results, the slot the reply asks for again ("that day is full: which
     day?"), so the user's answer continues the task; ``None`` (or no hook): the task ends."""
+    offer: Callable[[Sequence[ToolResult]], Mapping[str, Any]] | None = None
+    """Given the same results, the one value the reopened question offers for its slot
+    ("最近有号的日子：2024-06-20"): a plain yes to the question takes it."""
     suggest: Suggester | None = None
     """Looks the user's own records up for a missing slot: one the message names fills it
     ("我点的黄焖鸡怎么还没到"), else the question offers them; ``None``: just ask."""

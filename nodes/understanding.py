@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -85,15 +86,16 @@ class Understanding(Protocol):
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_LATIN_WORD = re.compile(r"(?<![A-Za-z0-9-])[A-Za-z]{2,}(?![A-Za-z0-9]|-\d)")
+"""A word, not the letters of a code ("ACC-2001", "OD-20240618-001" say no language)."""
 
 
 def detect_language(text: str) -> Language | None:
     """Return ``zh`` for Chinese, ``en`` for English words, ``None`` for neither."""
-    text = normalize(text)
-    if _CJK.search(text):
+    if _CJK.search(normalize(text)):
         return "zh"
-    words = [w for w in _LATIN_WORD.findall(text) if w.upper() != "OD"]
+    plain = unicodedata.normalize("NFKC", text)
+    words = [w for w in _LATIN_WORD.findall(plain) if w.upper() != "OD"]
     return "en" if words else None
 
 

@@ -33,6 +33,10 @@ _RELATIVE = (
     ("前天", -2),
     ("昨天", -1),
     ("tomorrow", 1),
+    ("tomorow", 1),  # the usual misspellings of it
+    ("tommorow", 1),
+    ("tommorrow", 1),
+    ("tmrw", 1),
     ("today", 0),
     ("yesterday", -1),
 )

@@ -307,24 +307,32 @@ class ActionExecutor:
             return self._finish(ctx, name, call.get("parameters"), prepared, started)
         return prepared
 
+    def switched_off(self, name: str, *, request_id: str = "") -> dict[str, Any] | None:
+        """The refusal of a registered tool that does not serve now, else ``None``.
+
+        Disabled, retired or past its sunset: switched off is not "no such record", and must
+        never read as not found. Nothing is audited here; ``prepare`` audits what it refuses.
+        """
+        refusal = self.registry.unavailable(name)
+        if refusal is None:
+            return None
+        return envelope(
+            tool=name,
+            status="failed",
+            error_type="disabled",
+            message=refusal["message"],
+            data={**refusal, "available": self.registry.names()},
+            request_id=request_id,
+        )
+
     def _prepare(self, call: dict[str, Any], ctx: ToolContext) -> PreparedCall | dict[str, Any]:
         name = str(call.get("name", ""))
         raw = call.get("parameters")
         card = self.registry.get(name, task_id=ctx.task_id or None)  # keeps the task's version
         provisional = request_id_for(ctx.session_id, ctx.task_id, name, _loose(raw))
         if card is None:
-            refusal = self.registry.unavailable(name)  # disabled, retired or past its sunset
-            if refusal is not None:
-                # switched off is not "no such record": it must never read as not found
-                return envelope(
-                    tool=name,
-                    status="failed",
-                    error_type="disabled",
-                    message=refusal["message"],
-                    data={**refusal, "available": self.registry.names()},
-                    request_id=provisional,
-                )
-            return self._not_found(name, provisional)
+            off = self.switched_off(name, request_id=provisional)
+            return off if off is not None else self._not_found(name, provisional)
         try:
             arguments, repairs = parse_arguments(raw)
             problem = argument_problem(arguments)

@@ -25,6 +25,7 @@ are unsure.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
@@ -59,7 +60,8 @@ from understanding.commands import (
     Start,
 )
 from understanding.generator import CommandGenerator
-from understanding.rules import RuleCommandGenerator
+from understanding.reconcile import Placed, Proposal, on_stack, place, split_values
+from understanding.rules import OFFER_TAKEN, RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 
 FALLBACK_DISCOUNT = 0.8
@@ -136,6 +138,7 @@ class ModelCommandGenerator:
         self.threshold = threshold
         self.today = today
         self.options = {option.intent: option for option in task_options(catalog)}
+        self._sensitive = {intent: option.sensitive for intent, option in self.options.items()}
         self.system_prompt = self._prompt()
         self._runnable = llm.with_structured_output(
             self._schema(),
@@ -177,6 +180,8 @@ class ModelCommandGenerator:
             return True
         if view.pending is not None and "correct" in kinds:
             return True
+        if any(c.evidence[:1] == (OFFER_TAKEN,) for c in rules.commands):
+            return True  # a plain yes to the one value a question offered
         if not self.mixed:
             return False
         unsure = "cannot_tell" in kinds or rules.confidence < self.threshold
@@ -265,18 +270,17 @@ class ModelCommandGenerator:
         view: DialogueView,
         rules: Reading,
     ) -> tuple[list[Command], dict[str, str]]:
+        """The model's commands that survive the checks, each task command in its place.
+
+        Values are checked against the message here; whether a task command starts, fills
+        or corrects is the task stack's to say (``understanding.reconcile``).
+        """
         classified = self.rules.classify(text)
         logprobs = (getattr(raw, "response_metadata", None) or {}).get("logprobs")
-        rules_starts = {c.intent for c in rules.commands if isinstance(c, Start)}
-        # what the rules read for each task, in order: the model's k-th command of a task
-        # keeps what the rules' k-th one heard and the model left out ("OD-…" it skipped)
-        heard: dict[str, list[Mapping[str, Any]]] = {}
-        for rule in rules.commands:
-            if isinstance(rule, Start | SetSlot | CorrectSlot) and rule.intent:
-                heard.setdefault(rule.intent, []).append(rule.slots)
-        commands: list[Command] = []
+        others: list[tuple[int, Command | None]] = []
+        proposals: list[Proposal] = []
         refused: dict[str, str] = {}
-        for item in parsed["commands"][:MAX_COMMANDS]:
+        for order, item in enumerate(parsed["commands"][:MAX_COMMANDS]):
             if not isinstance(item, dict):
                 continue
             kind, intent = str(item.get("kind", "")), str(item.get("task", NO_TASK))
@@ -285,61 +289,112 @@ class ModelCommandGenerator:
                 target = _target(view, kind)
                 option = self.options.get(target.intent) if target is not None else None
                 intent = option.intent if option is not None else intent
-            slots = _pairs(item.get("slots"))
+            pairs = _pairs(item.get("slots"))
+            owner = self._owner(option, pairs)
+            if owner is not None and kind in ("start", "set", "correct", "clarify"):
+                # values of another task's slots ("北京" as the city of an order check):
+                # the task whose slots they are is the one meant
+                option, intent, kind = owner, owner.intent, "start"
+            others_named = [c for c in classified.candidates if c != intent]
+            if kind == "clarify" and option is not None and (pairs or not others_named):
+                kind = "start"  # a "choice" of one task, with its values, is that task
+            if kind == "cancel" and option is not None and not on_stack(view, intent):
+                # nothing of that task to drop: "取消订单 …", "帮我把 … 退了" ask for a task;
+                # what the rules heard asked for is taken, else it stays a "never mind"
+                asked = [c for c in rules.commands if isinstance(c, Start)]
+                for start in asked:
+                    proposals.append(Proposal(order, "start", start.intent, start.slots))
+                if asked:
+                    continue
             if kind in ("start", "set", "correct") and option is not None:
-                known = view.known(intent)
-                values, bad = self._values(option, slots, text, known)
-                refused.update(bad)
-                if heard.get(intent):
-                    values = {**heard[intent].pop(0), **values}
-                confidence = self._confidence(kind, intent, logprobs, classified, values, bad)
-                if kind in ("start", "set") and intent in rules_starts:
-                    confidence = max(confidence, self.threshold)
-                evidence = (f"model:{kind}:{intent}",)
-                if kind == "start":
-                    commands.append(
-                        Start(intent=intent, slots=values, confidence=confidence, evidence=evidence)
-                    )
-                elif kind == "set":
-                    commands.append(
-                        SetSlot(
-                            intent=intent, slots=values, confidence=confidence, evidence=evidence
-                        )
-                    )
-                else:
-                    changed = {k: v for k, v in values.items() if known.get(k) != v}
-                    if changed:
-                        commands.append(
-                            CorrectSlot(
-                                intent=intent,
-                                slots=changed,
-                                confidence=confidence,
-                                evidence=evidence,
-                            )
-                        )
-            elif kind == "cancel":
-                commands.append(Cancel(intent=intent if option else None, evidence=("model",)))
-            elif kind == "reject" and view.pending is not None:
-                commands.append(Reject(evidence=("model",)))
-            elif kind == "confirm" and view.pending is not None:
-                # a yes the rules did not hear: asked again, never taken from the model alone
-                commands.append(CannotTell(evidence=("model:confirm unheard by the rules",)))
-            elif kind == "clarify" and option is not None:
-                others = tuple(c for c in classified.candidates if c != intent)
-                commands.append(Clarify(intents=(intent, *others), evidence=("model",)))
-            elif kind == "handoff":
-                commands.append(HandOff(reason="user_request", evidence=("model",)))
-            elif kind == "cannot_tell":
-                commands.append(
-                    CannotTell(
-                        candidates=classified.candidates,
-                        confidence=min(classified.confidence, 0.3),
-                        evidence=("model",),
-                    )
-                )
+                for group in split_values(pairs):
+                    values, bad = self._values(option, group, text, view.known(intent))
+                    refused.update(bad)
+                    proposals.append(Proposal(order, kind, intent, values, bad))  # type: ignore[arg-type]
+                continue
+            command = self._other(kind, intent, option, view, classified, others_named)
+            if command is not None:
+                others.append((order, command))
+        placed = place(proposals, view, rules, sensitive=self._sensitive)
+        rules_starts = {c.intent for c in rules.commands if isinstance(c, Start)}
+        tasks = [
+            (item.order, self._command(item, logprobs, classified, rules_starts)) for item in placed
+        ]
+        ordered = sorted([*tasks, *others], key=lambda pair: pair[0])
+        commands = [c for _, c in ordered if c is not None]
         if len(commands) > 1:
             commands = [c for c in commands if c.kind != "cannot_tell"] or commands[:1]
         return commands, refused
+
+    def _owner(
+        self, option: TaskOption | None, pairs: Sequence[tuple[str, str]]
+    ) -> TaskOption | None:
+        """The one task whose slots the pairs name, when the task named has none of them."""
+        names = {name for name, _ in pairs}
+        if not names or (option is not None and names & set(option.slots)):
+            return None
+        owners = [o for o in self.options.values() if names <= set(o.slots)]
+        return owners[0] if len(owners) == 1 else None
+
+    def _command(
+        self,
+        item: Placed,
+        logprobs: Any,
+        classified: IntentResult,
+        rules_starts: set[str],
+    ) -> Command | None:
+        confidence = self._confidence(
+            item.kind, item.intent, logprobs, classified, item.values, item.refused
+        )
+        if item.kind in ("start", "set") and item.intent in rules_starts:
+            confidence = max(confidence, self.threshold)
+        evidence = (f"model:{item.kind}:{item.intent}",)
+        if item.kind == "start":
+            return Start(
+                intent=item.intent,
+                slots=item.values,
+                follows_up=item.follows_up,
+                confidence=confidence,
+                evidence=evidence,
+            )
+        if item.kind == "set":
+            return SetSlot(
+                intent=item.intent, slots=item.values, confidence=confidence, evidence=evidence
+            )
+        if not item.values:
+            return None
+        return CorrectSlot(
+            intent=item.intent, slots=item.values, confidence=confidence, evidence=evidence
+        )
+
+    def _other(
+        self,
+        kind: str,
+        intent: str,
+        option: TaskOption | None,
+        view: DialogueView,
+        classified: IntentResult,
+        others_named: list[str],
+    ) -> Command | None:
+        """A command that names no slots: cancel, yes / no, a choice, a person, nothing."""
+        if kind == "cancel":
+            return Cancel(intent=intent if option else None, evidence=("model",))
+        if kind == "reject" and view.pending is not None:
+            return Reject(evidence=("model",))
+        if kind == "confirm" and view.pending is not None:
+            # a yes the rules did not hear: asked again, never taken from the model alone
+            return CannotTell(evidence=("model:confirm unheard by the rules",))
+        if kind == "clarify" and option is not None:
+            return Clarify(intents=(intent, *others_named), evidence=("model",))
+        if kind == "handoff":
+            return HandOff(reason="user_request", evidence=("model",))
+        if kind == "cannot_tell":
+            return CannotTell(
+                candidates=classified.candidates,
+                confidence=min(classified.confidence, 0.3),
+                evidence=("model",),
+            )
+        return None
 
     def _values(
         self,
@@ -376,7 +431,12 @@ class ModelCommandGenerator:
     ) -> Any:
         """The slot value ``value`` stands for, or ``None`` when the message does not say it."""
         today = self.today()
-        if normalize(value) and normalize(value) in normalize(text):
+        said = normalize(value) and normalize(value) in normalize(text)
+        if re.fullmatch(r"\d+(?:\.\d+)?", value.strip()):
+            # a number is evidenced only as a whole number of the message: the "0" of
+            # "ACC-2001" is no amount (the local model answered 0 for "给ACC-2001转账")
+            said = _whole_number(value.strip(), text)
+        if said:
             read = self.catalog.extract(value, intent, today=today).slots.get(name)
             return read if read is not None else value.strip()
         if name in heard and (str(heard[name]) == value or name.endswith("_cents")):
@@ -422,6 +482,12 @@ def _fallback(rules: Reading, error: str) -> Reading:
         for c in rules.commands
     )
     return Reading(discounted, rules.language, source="rules", error=error, model_calls=1)
+
+
+def _whole_number(number: str, text: str) -> bool:
+    """Whether ``number`` stands in ``text`` as a number of its own, not inside another."""
+    plain = unicodedata.normalize("NFKC", text)
+    return re.search(rf"(?<![\d.]){re.escape(number)}(?![\d.]|\.\d)", plain) is not None
 
 
 def _pairs(raw: Any) -> list[tuple[str, str]]:

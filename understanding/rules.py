@@ -39,7 +39,13 @@ from understanding.commands import (
 )
 from understanding.split import clauses
 from understanding.view import MASKED_SUFFIX, DialogueView, TaskView
-from understanding.yesno import corrected_part, is_correction, is_firm_no, read_answer
+from understanding.yesno import (
+    corrected_part,
+    is_correction,
+    is_firm_no,
+    is_plain_answer,
+    read_answer,
+)
 
 ANSWERS_CONFIDENCE = 0.9
 """A message that gives what the waiting task asked for continues it, this sure."""
@@ -63,6 +69,28 @@ class FoundSlots:
     """Values that replace a different one the task already had."""
     fills: bool = False
     """Gives (or names an invalid value for) a slot the task still misses."""
+
+
+OFFER_TAKEN = "takes the value the question offered"
+"""The evidence of a plain yes that takes the one value a question offered."""
+
+
+def _offer_taken(text: str, view: DialogueView) -> SetSlot | None:
+    """A plain yes to a question that offered one value ("最近有号的日子：6月20日") takes it."""
+    waiting = view.waiting
+    if waiting is None or not waiting.offered:
+        return None
+    if read_answer(text) != "approve" or not is_plain_answer(text):
+        return None
+    taken = {k: v for k, v in waiting.offered.items() if k in waiting.missing}
+    if not taken:
+        return None
+    return SetSlot(
+        intent=waiting.intent,
+        slots=taken,
+        confidence=ANSWERS_CONFIDENCE,
+        evidence=(OFFER_TAKEN, *taken),
+    )
 
 
 class RuleCommandGenerator:
@@ -133,6 +161,9 @@ class RuleCommandGenerator:
                 return [HandOff(reason="not_served", request=beyond.name, evidence=(beyond.name,))]
         if view.pending is not None:
             return self._at_pending(text, view)
+        taken = _offer_taken(text, view)
+        if taken is not None:
+            return [taken]
         if act is not None:
             if act.kind == "never_mind":
                 waiting = view.waiting.intent if view.waiting else None

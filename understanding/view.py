@@ -32,6 +32,8 @@ class TaskView:
     stored: Mapping[str, Any] = field(default_factory=dict)
     """The slots as the state holds them (vault tokens, masked forms): for the engine, which
     moves a task on the stack; never shown to a generator."""
+    offered: Mapping[str, Any] = field(default_factory=dict)
+    """Slot → the one value the last question offered for it (a plain yes takes it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +83,14 @@ def view_of(state: AgentState, *, required: Mapping[str, tuple[str, ...]]) -> Di
     missing = tuple(state.get("missing_slots") or ())
     awaiting = state.get("awaiting")
     stored = dict(state.get("slots") or {})
-    active = TaskView(intent, slots, missing, state.get("task_id", ""), stored)
+    active = TaskView(
+        intent,
+        slots,
+        missing,
+        state.get("task_id", ""),
+        offered=state.get("offered") or {},
+        stored=stored,
+    )
     waiting = active if missing and intent in required and not awaiting else None
     pending = None
     if awaiting:

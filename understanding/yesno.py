@@ -29,7 +29,7 @@ _REJECT = re.compile(
 
 CORRECTION = re.compile(
     r"不对|不是|错了|搞错|写错|说错|输错|弄错|改成|改为|改到|换成|换为|换到|应该是|我是说|我的意思是"
-    r"|更正|修改为|改一下|等下|等等|等一下|"
+    r"|更正|修改为|改一下|等下|等等|等一下|不要[^，,]+[，,]\s*要|^\s*not\s+[^,]+,|"
     r"\b(?:actually|no wait|wait|i meant|i mean|sorry|make it|change it to|change to|instead|"
     r"correction|not\s+\S+\s*,?\s*but)\b",
     re.IGNORECASE,
@@ -93,12 +93,24 @@ def is_correction(text: str) -> bool:
     return CORRECTION.search(text) is not None
 
 
+_NOT_THIS_BUT = re.compile(
+    r"^\s*(?:不是|不要|不对[，,]?\s*不是|not)\s*[^,，]+?\s*[,，]\s*"
+    r"(?:而是|是|要|换成|改成|but|it'?s|it is)?\s*(?P<new>\S.*)$",
+    re.IGNORECASE,
+)
+""""不是20号，21号", "not the 20th, the 21st": the value after the comma replaces the one named."""
+
+
 def corrected_part(text: str) -> str | None:
     """Return what follows the correction words ("不对，改成50" → "50"), or ``None``.
 
     Extractors read a bare answer ("50", "21号") as the slot the question asks for; after
     "不对，改成" the same words stand alone and are read the same way.
     """
+    instead = _NOT_THIS_BUT.match(text)
+    if instead is not None:
+        part = _CORE_LEAD.sub("", instead["new"].strip(" ，,。.!！吧啦了呢啊呀"))
+        return part or None
     rest = _LEADING_NO.sub("", text)
     found = _CORRECTION_LEAD.match(rest)
     part = rest[found.end() :] if found else rest

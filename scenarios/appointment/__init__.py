@@ -8,7 +8,7 @@ from scenarios.appointment.agent import AGENT, make_appointment_node
 from scenarios.appointment.cancel import CANCEL_TOOLS, suggest_appointment
 from scenarios.appointment.seed import SEED
 from scenarios.appointment.tools import APPOINTMENT_TOOLS
-from scenarios.appointment.wording import DESCRIBE, WORDING, slot_to_reask
+from scenarios.appointment.wording import DESCRIBE, WORDING, offered_day, slot_to_reask
 
 SCENARIO = Scenario(
     name="appointment",
@@ -25,6 +25,7 @@ SCENARIO = Scenario(
             required_slots=("department", "day"),
             agent=AGENT,
             reask=slot_to_reask,
+            offer=offered_day,
         ),
     ),
     cards=(*APPOINTMENT_TOOLS, *CANCEL_TOOLS),

@@ -255,6 +255,14 @@ def slot_to_reask(results: Sequence[ToolResult]) -> str | None:
     return "day" if _next_days(lookup) else None
 
 
+def offered_day(results: Sequence[ToolResult]) -> dict[str, str]:
+    """The one other day a full day's question names: "可以" / "ok" books it."""
+    if slot_to_reask(results) != "day":
+        return {}
+    days = _next_days(next((r for r in results if r.get("tool") == "list_free_slots"), None))
+    return {"day": days[0]} if len(days) == 1 else {}
+
+
 DESCRIBE: dict[str, Describer] = {
     "list_my_appointments": describe_cancel,
     "cancel_appointment": describe_cancel,

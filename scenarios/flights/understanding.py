@@ -57,6 +57,10 @@ _BARE_NAME = re.compile(rf"\s*([{COMMON_SURNAMES}][\u4e00-\u9fff]{{1,3}})\s*[，
 """A message that is only a name ("张三"), as the answer to the question for the passenger."""
 _BARE_NAME_EN = re.compile(r"\s*([A-Z][a-z]+(?: [A-Z][a-z]+){1,2})\s*[,.]?\s*")
 """A name alone in Latin letters: two or three capitalized words ("Zhang San")."""
+_NAME_BEFORE_ID = re.compile(
+    rf"(?:^|[，,。;；\s])([{COMMON_SURNAMES}][\u4e00-\u9fff]{{1,3}})\s*[，,\s]\s*(?=\d{{17}}[\dXx])"
+)
+"""A name said as a clause of its own just before the ID number ("…的票，张三，1101…")."""
 _NOT_IN_NAMES = re.compile(r"[票机航班车铁天号月日点周末吗呢吧了的个么去到从走]")
 """Characters that make a short answer a word, not a name."""
 _ID_NUMBER = re.compile(r"(?<![0-9])(\d{17}[\dXx])(?![0-9])")
@@ -102,8 +106,15 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
         slots["departure_date"] = day.isoformat()
     name = _NAME_ZH.search(text) or _NAME_EN.search(text)
     number = _ID_NUMBER.search(text)
+    before_id = _NAME_BEFORE_ID.search(text)
     if name:
         slots["passenger_name"] = name.group(1)
+    elif (
+        before_id
+        and not re.fullmatch(cities, before_id.group(1))
+        and not _NOT_IN_NAMES.search(before_id.group(1))
+    ):
+        slots["passenger_name"] = before_id.group(1)
     elif not slots and not invalid:  # nothing else said: perhaps a name alone (with the ID)
         rest = _ID_NUMBER.sub(" ", text)
         alone = (

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import date
 
 from nodes.tasks import Cues, SlotResult
+from scenarios.dates import find_date
 from scenarios.gazetteer import known_cities, known_city
 
 CUES: dict[str, Cues] = {
@@ -101,11 +102,17 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
 
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:
-    """Find the city; two cities named ("北京和上海") are a question about each."""
+    """Find the city; two cities named ("北京和上海") are a question about each.
+
+    A day other than today ("明天下雨吗") is kept as ``day``: the API knows only the weather
+    now, and the answer must say so rather than pass today's weather off as tomorrow's.
+    """
+    found = find_date(text, today)
+    day = {"day": found.isoformat()} if found is not None and found != today else {}
     cities = [
         c for c in known_cities(text) if not re.search(rf"{_TRAVEL}\s*{re.escape(c)}", text, re.I)
     ]
     if len(cities) > 1:
-        return SlotResult(several={"city": tuple(cities)})
+        return SlotResult(slots=day, several={"city": tuple(cities)})
     city = find_city(text)
-    return SlotResult(slots={"city": city}) if city else SlotResult()
+    return SlotResult(slots={"city": city, **day}) if city else SlotResult(slots=day)

@@ -14,6 +14,10 @@ WORDING: Wording = {
         "zh": "好的，我来帮您{task}。请问是哪个城市？",
         "en": "Sure, I can help you {task}. Which city?",
     },
+    "now_only": {
+        "zh": "我只能查到实时天气，查不到 {day} 的预报。",
+        "en": "I can only see the weather right now, not the forecast for {day}. ",
+    },
     "weather_now": {
         "zh": "{city}现在{condition}，气温 {temp_c:g}°C{humidity}。",
         "en": "It's {condition} in {city} right now, {temp_c:g}°C{humidity}.",
@@ -35,13 +39,15 @@ def describe_weather(result: ToolResult, state: AgentState, speaker: Speaker) ->
     city = (state.get("slots") or {}).get("city") or data.get("city", "")
     if result.get("status") == "success":
         humidity = data.get("humidity")
-        return speaker.say(
+        now = speaker.say(
             "weather_now",
             city=city,
             condition=data["condition"],
             temp_c=data["temp_c"],
             humidity="" if humidity is None else speaker.say("humidity", value=humidity),
         )
+        day = (state.get("slots") or {}).get("day")
+        return f"{speaker.say('now_only', day=day)}{now}" if day else now
     if result.get("error_type") == "not_found":
         return speaker.say("city_not_found", city=city)
     return None

@@ -19,29 +19,14 @@ def _cases(full: bool) -> list[object]:
         chosen = payloads[category.fast :] if full else payloads[: category.fast]
         for index, (label, payload) in enumerate(chosen):
             offset = category.fast if full else 0
-            marks = [UNSEEN_LIFECYCLE] if _unseen(category.name, label) else []
             cases.append(
                 pytest.param(
                     category,
                     payload,
                     id=f"{category.name}-{index + offset}-{label[:30]}",
-                    marks=marks,
                 )
             )
     return cases
-
-
-UNSEEN_LIFECYCLE = pytest.mark.xfail(
-    strict=True,
-    reason="open: the failure matrix's lifecycle rows of notify_booking "
-    "(tests/graph/test_failure_matrix.py, same rows)",
-)
-
-
-def _unseen(category: str, label: str) -> bool:
-    return category == "failure_matrix" and label.startswith(
-        ("notify_booking:disabled", "notify_booking:retired", "notify_booking:sunset")
-    )
 
 
 @pytest.fixture(scope="module")

@@ -10,93 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.types import Command
 
-from cli.weather_server import start_demo_weather_server
 from scenarios import SCENARIOS
 from state import Context
-from tests.conftest import ALICE, fast_executor
-from tests.helpers import set_env
-from tools.job_bodies import JOBS
+from tests.conftest import ALICE
+from tests.graph.talk import Talk, build
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("world")]
 
 STAFF = Context(user_id="u_90001", user_role="agent")
 ANALYST = Context(user_id="u_80001", user_role="analyst")
-
-
-@pytest.fixture(autouse=True)
-def world(monkeypatch, db):
-    server, url = start_demo_weather_server()
-    set_env(monkeypatch, "REACH_WEATHER_URL", url)
-    set_env(monkeypatch, "REACH_TODAY", "2024-06-18")
-    yield
-    server.shutdown()
-    runner = JOBS.forget(db)  # a job the test started finishes before its database closes
-    if runner is not None:
-        runner.close(wait=True)
-
-
-class Talk:
-    """One thread: say things, answer pauses, read the replies and the database."""
-
-    def __init__(self, app: Any, db: Any, context: Context = ALICE, thread: str = "t1") -> None:
-        self.app, self.db, self.context = app, db, context
-        self.config = {"configurable": {"thread_id": thread}}
-        self.out: dict[str, Any] = {}
-
-    def __call__(self, *turns: str) -> Talk:
-        for text in turns:
-            if text.startswith("!resume "):
-                value: Any = Command(resume=text.removeprefix("!resume "))
-            else:
-                value = {"messages": [("user", text)]}
-            self.out = self.app.invoke(value, self.config, context=self.context)
-        return self
-
-    @property
-    def replies(self) -> str:
-        """The AI messages of the last turn."""
-        texts = []
-        for message in reversed(self.out["messages"]):
-            if message.type == "human":
-                break
-            if message.type == "ai" and message.content:
-                texts.append(message.content)
-        return "\n".join(reversed(texts))
-
-    @property
-    def pending(self) -> bool:
-        return bool(self.app.get_state(self.config).interrupts)
-
-    def rows(self, sql: str) -> list[dict[str, Any]]:
-        return self.db.query(sql)
-
-    def results(self, tool: str) -> list[dict[str, Any]]:
-        return [r for r in self.out.get("tool_results") or [] if r.get("tool") == tool]
-
-
-@pytest.fixture
-def talk(db) -> Callable[..., Talk]:
-    def start(context: Context = ALICE, thread: str = "t1") -> Talk:
-        app = build(db)
-        return Talk(app, db, context, thread)
-
-    return start
-
-
-def build(db: Any) -> Any:
-    from graph.builder import build_graph  # noqa: PLC0415 - after the env fixtures
-
-    return build_graph(
-        checkpointer=InMemorySaver(), database_factory=lambda: db, executor_factory=fast_executor
-    )
 
 
 # ---- a correction for every task that has slots ---------------------------------------------
@@ -202,9 +129,7 @@ CORRECTIONS = [
     Correction(
         "CANCEL_ORDER", ("取消订单 OD-20240618-001", "不对，是 202506001", "确认"), _cancel_order
     ),
-    Correction(
-        "URGE_DELIVERY", ("催一下 OD-20240618-002", "不对，是 OD-20240618-001"), _urged
-    ),
+    Correction("URGE_DELIVERY", ("催一下 OD-20240618-002", "不对，是 OD-20240618-001"), _urged),
     Correction(
         "CHECK_ORDER_STATUS", ("OD-20240618-001 到哪了", "不对，是 OD-20240618-002"), _status
     ),
@@ -222,9 +147,7 @@ CORRECTIONS = [
     Correction(
         "TRANSFER_MONEY", ("给ACC-2001转账，密码123456", "500", "不对，改成50", "确认"), _transfer
     ),
-    Correction(
-        "BOOK_APPOINTMENT", ("帮我预约6月20号的内科", "改成6月21号", "确认"), _appointment
-    ),
+    Correction("BOOK_APPOINTMENT", ("帮我预约6月20号的内科", "改成6月21号", "确认"), _appointment),
     Correction(
         "CANCEL_APPOINTMENT",
         (

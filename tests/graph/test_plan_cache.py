@@ -16,7 +16,8 @@ from langgraph.types import Command
 
 from tests.conftest import ALICE, BOB, fast_executor, say
 from tests.fakes.openai_server import Scripted, openai_server  # noqa: F401 - the fixture
-from tests.graph.test_model_in_the_loop import content_call, recording, stages
+from tests.graph.model_script import content_call, recording
+from tests.graph.test_model_in_the_loop import stages
 from tests.helpers import default_registry, set_env
 from tools.audit import AuditLog, read_jsonl
 from tools.plans import PlanCache

@@ -1,0 +1,90 @@
+"""What trying phrasings nobody wrote rules for found (issue 27's last check), kept fixed.
+
+Each case failed before its fix, with the business database as the judge: a correction at
+the appointment's confirmation ("不是20号，21号") was not read and the 20th was booked; a
+yes to the one other day offered asked for the day again; a transfer's account number alone
+switched the conversation to English; a name said as its own clause before the ID number was
+asked for again.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.graph.talk import Talk
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("world")]
+
+
+def _booked(t: Talk) -> list[str]:
+    rows = t.rows(
+        "SELECT s.slot_date FROM appointments a JOIN appointment_slots s ON s.slot_id = a.slot_id"
+    )
+    return [r["slot_date"] for r in rows]
+
+
+@pytest.mark.parametrize(
+    "correction",
+    ["不是20号，21号", "不是20号,是21号", "不要20号，要21号", "not the 20th, the 21st"],
+)
+def test_not_this_but_that_at_the_appointment_confirmation_books_the_new_day(talk, correction):
+    t = talk()("帮我约6月20号皮肤科")
+    assert t.pending
+    t(correction)
+    assert "2024-06-21" in t.replies and _booked(t) == []
+    t("确认")
+    assert "2024-06-20" not in _booked(t)  # never the day the user took back
+
+
+def test_a_yes_to_the_one_day_offered_books_that_day(talk):
+    t = talk()("帮我约个明天的儿科")
+    assert "最近有号的日子：2024-06-20" in t.replies and not t.pending
+    t("好的")
+    assert t.pending  # the booking's own confirmation, with the offered day
+    t("!resume 确认")
+    assert _booked(t) == ["2024-06-20"]
+
+
+def test_a_yes_with_several_days_offered_or_none_takes_no_day(talk):
+    t = talk()("帮我约个明天的儿科", "好的", "!resume 不要了")
+    assert _booked(t) == []
+    t("那就明天吧")  # 6-19 is full: asked again, no day taken by itself
+    assert _booked(t) == [] and not t.pending
+
+
+def test_an_account_number_alone_keeps_the_conversation_in_chinese(talk):
+    t = talk()("转账", "ACC-2001")
+    assert "还需要" in t.replies and "I still need" not in t.replies
+    t("1000", "123456")
+    assert t.pending
+    t("!resume 确认")
+    rows = t.rows("SELECT to_account, amount_cents FROM transfers")
+    assert rows == [{"to_account": "ACC-2001", "amount_cents": 100000}]
+    assert "转账 1,000.00 元" in t.replies
+
+
+def test_a_name_said_before_the_id_number_is_the_passenger(talk):
+    t = talk()("订6月20号上海到北京的票，张三，110101199001011237")
+    assert t.pending and "passenger_name=张三" in t.replies
+    t("改成21号")
+    assert "2024-06-21" in t.replies
+    t("!resume 确认")
+    rows = t.rows("SELECT passenger_name, flight_date FROM flight_bookings")
+    assert rows == [{"passenger_name": "张三", "flight_date": "2024-06-21"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("上海明天下雨吗，要带伞不", "查不到 2024-06-19 的预报"),
+        ("wether in shanghai tomorow?", "not the forecast for 2024-06-19"),
+    ],
+)
+def test_weather_for_another_day_says_only_the_weather_now_is_known(talk, text, said):
+    t = talk()(text)
+    assert said in t.replies and ("现在" in t.replies or "right now" in t.replies)
+
+
+def test_weather_today_says_nothing_of_a_forecast(talk):
+    t = talk()("北京今天天气怎么样")
+    assert "北京现在晴" in t.replies and "预报" not in t.replies

@@ -1,0 +1,136 @@
+"""The task stack, not the model, says whether a task command starts, fills or corrects."""
+
+from __future__ import annotations
+
+from understanding.commands import Reading, SetSlot, Start
+from understanding.reconcile import Proposal, place, role_of, split_values
+from understanding.view import DialogueView, TaskView
+
+IDLE = DialogueView()
+NO_RULES = Reading((), "zh")
+
+
+def placed(proposals, view=IDLE, rules=NO_RULES, sensitive=None):
+    return [
+        (p.kind, p.intent, dict(p.values), p.follows_up)
+        for p in place(proposals, view, rules, sensitive=sensitive or {})
+    ]
+
+
+def test_a_slot_named_twice_is_two_entities_and_a_slot_named_once_is_shared():
+    assert split_values([("city", "北京"), ("city", "上海"), ("date", "明天")]) == [
+        [("city", "北京"), ("date", "明天")],
+        [("city", "上海"), ("date", "明天")],
+    ]
+    assert split_values([("city", "北京")]) == [[("city", "北京")]]
+    assert split_values([]) == [[]]
+
+
+def test_a_set_or_correct_with_nothing_waiting_starts_the_task():
+    out = placed(
+        [
+            Proposal(0, "set", "URGE_DELIVERY", {"order_id": "202506001"}),
+            Proposal(1, "correct", "TRANSFER_MONEY", {"to_account": "ACC-2001"}),
+        ]
+    )
+    assert out == [
+        ("start", "URGE_DELIVERY", {"order_id": "202506001"}, False),
+        ("start", "TRANSFER_MONEY", {"to_account": "ACC-2001"}, False),
+    ]
+
+
+def test_the_waiting_task_is_filled_and_a_changed_value_is_a_correction():
+    view = DialogueView(waiting=TaskView("BOOK_FLIGHT", {"origin": "上海"}, ("destination",)))
+    out = placed(
+        [Proposal(0, "start", "BOOK_FLIGHT", {"origin": "杭州", "destination": "北京"})], view
+    )
+    assert out == [
+        ("set", "BOOK_FLIGHT", {"destination": "北京"}, False),
+        ("correct", "BOOK_FLIGHT", {"origin": "杭州"}, False),
+    ]
+
+
+def test_the_pending_task_is_corrected_whatever_kind_the_model_said():
+    view = DialogueView(pending=TaskView("TRANSFER_MONEY", {"amount_cents": 50000}))
+    out = placed([Proposal(0, "set", "TRANSFER_MONEY", {"amount_cents": 5000})], view)
+    assert out == [("correct", "TRANSFER_MONEY", {"amount_cents": 5000}, False)]
+
+
+def test_contradictory_values_for_the_waiting_task_follow_the_rules_and_feed_other_tasks():
+    # "OD-…002，另外帮我催一下 OD-…001" answering "which order?", as the local model read it
+    view = DialogueView(waiting=TaskView("REQUEST_REFUND", {}, ("order_id",)))
+    rules = Reading(
+        (
+            SetSlot(intent="REQUEST_REFUND", slots={"order_id": "OD-20240618-002"}),
+            Start(intent="URGE_DELIVERY", slots={"order_id": "OD-20240618-001"}),
+        ),
+        "zh",
+    )
+    out = placed(
+        [
+            Proposal(0, "set", "REQUEST_REFUND", {"order_id": "OD-20240618-001"}),
+            Proposal(1, "correct", "REQUEST_REFUND", {"order_id": "OD-20240618-002"}),
+            Proposal(2, "correct", "URGE_DELIVERY", {"order_id": "OD-20240618-001"}),
+        ],
+        view,
+        rules,
+    )
+    assert out == [
+        ("set", "REQUEST_REFUND", {"order_id": "OD-20240618-002"}, False),
+        ("start", "URGE_DELIVERY", {"order_id": "OD-20240618-001"}, False),
+    ]
+
+
+def test_two_values_answering_which_one_fill_the_first_and_start_the_same_task_again():
+    view = DialogueView(waiting=TaskView("CHECK_ORDER_STATUS", {}, ("order_id",)))
+    out = placed(
+        [
+            Proposal(0, "set", "CHECK_ORDER_STATUS", {"order_id": "A"}),
+            Proposal(0, "set", "CHECK_ORDER_STATUS", {"order_id": "B"}),
+        ],
+        view,
+    )
+    assert out == [
+        ("set", "CHECK_ORDER_STATUS", {"order_id": "A"}, False),
+        ("start", "CHECK_ORDER_STATUS", {"order_id": "B"}, False),
+    ]
+
+
+def test_a_correction_of_the_request_answered_last_asks_it_again_keeping_its_other_slots():
+    view = DialogueView(last=TaskView("QUERY_WEATHER", {"city": "北京", "date": "2024-06-19"}))
+    out = placed([Proposal(0, "correct", "QUERY_WEATHER", {"city": "上海"})], view)
+    assert out == [("start", "QUERY_WEATHER", {"city": "上海", "date": "2024-06-19"}, True)]
+    assert role_of(view, "QUERY_WEATHER") == "last"
+
+
+def test_a_secret_of_the_last_request_is_not_carried_into_its_follow_up():
+    view = DialogueView(last=TaskView("TRANSFER_MONEY", {"pin": "tok", "to_account": "ACC-1"}))
+    out = placed(
+        [Proposal(0, "correct", "TRANSFER_MONEY", {"amount_cents": 100})],
+        view,
+        sensitive={"TRANSFER_MONEY": frozenset({"pin"})},
+    )
+    assert out == [("start", "TRANSFER_MONEY", {"to_account": "ACC-1", "amount_cents": 100}, True)]
+
+
+def test_an_entity_the_rules_heard_and_the_model_skipped_is_kept():
+    rules = Reading(
+        (
+            Start(intent="URGE_DELIVERY", slots={"order_id": "OD-20240618-001"}),
+            Start(intent="URGE_DELIVERY", slots={"order_id": "202506001"}),
+            Start(intent="QUERY_WEATHER", slots={"city": "北京"}),
+        ),
+        "zh",
+    )
+    out = placed([Proposal(0, "set", "URGE_DELIVERY", {"order_id": "202506001"})], rules=rules)
+    # the weather the model did not start stays out: the model may have judged that cue wrong
+    assert out == [
+        ("start", "URGE_DELIVERY", {"order_id": "202506001"}, False),
+        ("start", "URGE_DELIVERY", {"order_id": "OD-20240618-001"}, False),
+    ]
+
+
+def test_a_start_keeps_what_the_rules_heard_and_the_model_left_out():
+    rules = Reading((Start(intent="QUERY_WEATHER", slots={"city": "北京", "date": "明天"}),), "zh")
+    out = placed([Proposal(0, "start", "QUERY_WEATHER", {"city": "北京"})], rules=rules)
+    assert out == [("start", "QUERY_WEATHER", {"city": "北京", "date": "明天"}, False)]

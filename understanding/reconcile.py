@@ -1,0 +1,254 @@
+"""Put a model's task commands in their place: the dialogue state decides start, set or correct.
+
+A small model names the task and copies the values well, and the command kind badly: measured
+on the local Qwen2.5-Coder-1.5B, "北京和上海今天天气怎么样" came back as one ``clarify`` carrying
+both cities, "帮我催一下 OD-1 和 OD-2" as a ``set`` with nothing waiting, a new transfer as a
+``correct``, and "OD-2，另外帮我催一下 OD-1" (answering "which order?") as a ``set`` of OD-1 and
+a ``correct`` to OD-2 of the same refund. Whether a command starts, fills or corrects a task
+is a fact of the task stack, not of the model's reading, so it is derived here:
+
+- a task not on the stack is started; one waiting for slots is filled (a value that
+  replaces a known one is a correction); the one pending confirmation is corrected; a
+  ``set`` or ``correct`` of the request answered last asks it again with the change
+  ("不对，我是说上海");
+- several values of one slot for a new task are several tasks (two cities, two orders);
+- contradictory values of one slot for the waiting or pending task are settled by the rules'
+  reading when it heard one of them; a value another task of the message uses is that
+  task's; one nobody uses starts the same task again (the rules do the same for "OD-1 和
+  OD-2" answering "which order?");
+- what the rules heard for a task the model started and the model left out is kept (a
+  second order number it skipped).
+
+Only the kind and the grouping change here: every value was already checked against the
+message by the model generator, and the engine and the executor still decide what runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from understanding.commands import CorrectSlot, Reading, SetSlot, Start
+from understanding.view import MASKED_SUFFIX, DialogueView
+
+Role = Literal["new", "waiting", "pending", "queued", "last"]
+TaskKind = Literal["start", "set", "correct"]
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """One task command as the model said it, its values checked against the message."""
+
+    order: int
+    """Where the model said it (commands keep the order of the message)."""
+    kind: TaskKind
+    intent: str
+    values: Mapping[str, Any]
+    refused: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """A task command with its kind taken from the task stack."""
+
+    order: int
+    kind: TaskKind
+    intent: str
+    values: Mapping[str, Any]
+    refused: Mapping[str, str] = field(default_factory=dict)
+    follows_up: bool = False
+    from_rules: bool = False
+
+
+def split_values(pairs: Sequence[tuple[str, str]]) -> list[list[tuple[str, str]]]:
+    """One group of pairs per entity: a slot named twice ("北京", "上海") makes two groups.
+
+    A slot named once is shared by every group ("明天" for both cities).
+    """
+    by_name: dict[str, list[str]] = {}
+    for name, value in pairs:
+        seen = by_name.setdefault(name, [])
+        if value not in seen:
+            seen.append(value)
+    count = max((len(values) for values in by_name.values()), default=1)
+    if count <= 1:
+        return [list(pairs)]
+    return [
+        [(name, values[min(index, len(values) - 1)]) for name, values in by_name.items()]
+        for index in range(count)
+    ]
+
+
+def role_of(view: DialogueView, intent: str) -> Role:
+    """Where ``intent`` stands on the task stack."""
+    if view.pending is not None and view.pending.intent == intent:
+        return "pending"
+    if view.waiting is not None and view.waiting.intent == intent:
+        return "waiting"
+    if any(task.intent == intent for task in view.queued):
+        return "queued"
+    if view.idle and view.last is not None and view.last.intent == intent:
+        return "last"
+    return "new"
+
+
+def on_stack(view: DialogueView, intent: str) -> bool:
+    """Whether a task of ``intent`` is open: waiting, pending, queued or set aside."""
+    return role_of(view, intent) not in ("new", "last") or any(
+        task.intent == intent for task in view.suspended
+    )
+
+
+def place(
+    proposals: Sequence[Proposal],
+    view: DialogueView,
+    rules: Reading,
+    *,
+    sensitive: Mapping[str, frozenset[str]],
+) -> list[Placed]:
+    """Give each proposal the kind its task's place on the stack says; see the module."""
+    placed: list[Placed] = []
+    held: dict[str, list[Proposal]] = {}
+    for proposal in proposals:
+        role = role_of(view, proposal.intent)
+        if role == "new" or (role == "last" and proposal.kind == "start"):
+            placed.append(_start(proposal))
+        elif role == "last":
+            kept = {
+                name: value
+                for name, value in view.last.slots.items()  # type: ignore[union-attr]
+                if name not in sensitive.get(proposal.intent, frozenset())
+                and not name.endswith(MASKED_SUFFIX)
+            }
+            placed.append(
+                Placed(
+                    proposal.order,
+                    "start",
+                    proposal.intent,
+                    {**kept, **proposal.values},
+                    proposal.refused,
+                    follows_up=True,
+                )
+            )
+        else:
+            held.setdefault(proposal.intent, []).append(proposal)
+    used = _values_by_intent(placed)
+    for intent, said in held.items():
+        placed.extend(_settled(intent, said, view, rules, used))
+    placed.sort(key=lambda p: p.order)
+    return _with_what_rules_heard(placed, rules)
+
+
+def _start(proposal: Proposal) -> Placed:
+    return Placed(proposal.order, "start", proposal.intent, proposal.values, proposal.refused)
+
+
+def _values_by_intent(placed: Sequence[Placed]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for item in placed:
+        out.setdefault(item.intent, set()).update(str(v) for v in item.values.values())
+    return out
+
+
+def _settled(
+    intent: str,
+    said: Sequence[Proposal],
+    view: DialogueView,
+    rules: Reading,
+    used: Mapping[str, set[str]],
+) -> list[Placed]:
+    """The waiting, pending or queued task's proposals as one fill or correction (and extras)."""
+    task = view.known(intent)
+    heard = _rules_values(rules, intent)
+    others = {value for name, values in used.items() if name != intent for value in values}
+    chosen: dict[str, Any] = {}
+    extra: list[Any] = []
+    candidates: dict[str, list[Any]] = {}
+    refused: dict[str, str] = {}
+    for proposal in said:
+        refused.update(proposal.refused)
+        for name, value in proposal.values.items():
+            seen = candidates.setdefault(name, [])
+            if value not in seen:
+                seen.append(value)
+    for name, values in candidates.items():
+        if len(values) == 1:
+            chosen[name] = values[0]
+            continue
+        pick = next((v for v in values if name in heard and heard[name] == v), values[0])
+        chosen[name] = pick
+        extra.extend((name, v) for v in values if v != pick and str(v) not in others)
+    order = said[0].order
+    role = role_of(view, intent)
+    fills = {k: v for k, v in chosen.items() if k not in task}
+    changes = {k: v for k, v in chosen.items() if k in task and task[k] != v}
+    out: list[Placed] = []
+    if role == "pending":
+        changes = {**fills, **changes}
+        fills = {}
+    if fills:
+        out.append(Placed(order, "set", intent, fills, refused))
+    if changes:
+        out.append(Placed(order, "correct", intent, changes, {} if fills else refused))
+    if not out and refused:
+        out.append(Placed(order, "set", intent, {}, refused))
+    if role == "waiting":
+        for name, value in extra:  # "OD-1 和 OD-2" answering "which order?"
+            out.append(Placed(order, "start", intent, {**chosen, name: value}))
+    return out
+
+
+def _rules_values(rules: Reading, intent: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for command in rules.commands:
+        if isinstance(command, Start | SetSlot | CorrectSlot) and command.intent == intent:
+            values.update(command.slots)
+    return values
+
+
+def _with_what_rules_heard(placed: list[Placed], rules: Reading) -> list[Placed]:
+    """Starts keep what the rules heard and the model left out; entities it skipped are added.
+
+    A rules' start of a task the model also started is matched to the model's start that
+    agrees with it on every slot both name; its other slots fill the model's gaps. One that
+    matches none (a second order number the model did not copy) is added after the last.
+    """
+    starts = [c for c in rules.commands if isinstance(c, Start)]
+    started = {p.intent for p in placed if p.kind == "start"}
+    unmatched: list[Start] = []
+    out = list(placed)
+    for rule in starts:
+        if rule.intent not in started:
+            continue
+        index = next(
+            (
+                i
+                for i, p in enumerate(out)
+                if p.kind == "start"
+                and p.intent == rule.intent
+                and not p.from_rules
+                and all(p.values[k] == v for k, v in rule.slots.items() if k in p.values)
+            ),
+            None,
+        )
+        if index is None:
+            unmatched.append(rule)
+            continue
+        item = out[index]
+        out[index] = Placed(
+            item.order,
+            item.kind,
+            item.intent,
+            {**rule.slots, **item.values},
+            item.refused,
+            item.follows_up,
+            from_rules=True,
+        )
+    last = max((p.order for p in out), default=0)
+    for rule in unmatched:
+        out.append(Placed(last, "start", rule.intent, dict(rule.slots), from_rules=True))
+    return out
+
+
+__all__ = ["Placed", "Proposal", "on_stack", "place", "role_of", "split_values"]
