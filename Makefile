@@ -88,6 +88,7 @@ check: export HYPOTHESIS_PROFILE := check
 # `make test` does the same.
 check: install
 	$(UV) run ruff check .
+	$(UV) run lint-imports --no-logo
 	@typed=$$(mktemp); $(UV) run mypy > $$typed 2>&1 & mypy=$$!; \
 	$(PYTEST) --dist load tests/unit tests/scenarios tests/graph \
 		-m "not services and not model and not attack" -q --durations=25; tests=$$?; \
@@ -102,6 +103,7 @@ integration: install services postgres aegra-env
 # tier (redis-server, a Redis Cluster, langgraph dev, Aegra on PostgreSQL).
 test: install services postgres aegra-env
 	$(UV) run ruff check .
+	$(UV) run lint-imports --no-logo
 	@typed=$$(mktemp); $(UV) run mypy > $$typed 2>&1 & mypy=$$!; \
 	$(PYTEST) -m "not model" --durations=25; tests=$$?; \
 	wait $$mypy; types=$$?; echo "mypy:"; cat $$typed; rm -f $$typed; \

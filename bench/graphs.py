@@ -22,13 +22,13 @@ from langgraph.prebuilt import ToolNode, tools_condition
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from config.settings import Settings  # noqa: E402
 from graph.builder import make_builder  # noqa: E402
 from graph.checkpoint.compress import protect  # noqa: E402
 from nodes.services import Services  # noqa: E402
 from scenarios import SCENARIOS  # noqa: E402
 from state import AgentState, Context, Overwrite  # noqa: E402
-from tools.db import Database  # noqa: E402
-from tools.settings import Settings  # noqa: E402
+from storage.db import Database  # noqa: E402
 
 ALICE = Context(user_id="u_10001", user_role="customer")
 MESSAGE = "OD-20240618-001 到哪了"

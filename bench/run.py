@@ -54,13 +54,13 @@ from bench.sections import (  # noqa: E402
     turn_section,
 )
 from bench.understanding import understanding_section  # noqa: E402
+from config.settings import Settings  # noqa: E402
 from graph.builder import build_graph  # noqa: E402
 from graph.checkpoint import sqlite_checkpointer  # noqa: E402
 from graph.checkpoint.plain_redis import PlainRedisSaver  # noqa: E402
+from storage.transcript import RedisTranscriptStore, SQLiteTranscriptStore  # noqa: E402
 from tests.helpers import open_database  # noqa: E402
 from tests.services import RedisServer  # noqa: E402
-from tools.settings import Settings  # noqa: E402
-from tools.transcript import RedisTranscriptStore, SQLiteTranscriptStore  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -24,10 +24,11 @@ from bench.executor import CARD as PING_CARD  # noqa: E402
 from bench.executor import bench_registry, per_call_us  # noqa: E402
 from bench.graphs import ALICE, MESSAGE, turn_ms  # noqa: E402
 from bench.roundtrips import SENDS, replies_read_later  # noqa: E402
-from tools.audit import AuditLog  # noqa: E402
-from tools.executor import ActionExecutor  # noqa: E402
-from tools.registry import ToolCard, ToolContext  # noqa: E402
-from tools.stores import MemoryIdempotencyStore, MemoryResultCache  # noqa: E402
+from observability.audit import AuditLog  # noqa: E402
+from tools.executor.pipeline import ActionExecutor  # noqa: E402
+from tools.executor.stores import MemoryIdempotencyStore, MemoryResultCache  # noqa: E402
+from tools.registry.cards import ToolCard  # noqa: E402
+from tools.registry.context import ToolContext  # noqa: E402
 
 GROWTH_POINTS = (1, 50, 100, 200)
 

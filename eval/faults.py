@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from config.limits import JsonObject
 from eval.backends import (
     PermanentToolError,
     Permissions,
@@ -191,7 +192,7 @@ def _valid(card: ToolCard, args: Any) -> bool:
     return True
 
 
-def _drift(result: dict[str, Any]) -> dict[str, Any]:
+def _drift(result: JsonObject) -> JsonObject:
     """Rename the first non-id field, as a backend upgrade without notice would."""
     drifted = dict(result)
     for key in result:
@@ -201,7 +202,7 @@ def _drift(result: dict[str, Any]) -> dict[str, Any]:
     return drifted
 
 
-def _poison(result: dict[str, Any]) -> dict[str, Any]:
+def _poison(result: JsonObject) -> JsonObject:
     poisoned = dict(result)
     for key, value in result.items():
         if isinstance(value, str) and not key.endswith("_id"):

@@ -26,23 +26,25 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from nodes.model_understanding import ModelUnderstanding, chat_model_for, options_from_scenarios
-from nodes.tasks import ScenarioSet
-from nodes.understanding import RuleBasedUnderstanding
+from config.limits import JsonObject
+from config.settings import get_settings
+from contract.scenario import ScenarioSet
 from scenarios import SCENARIOS
-from tools.settings import get_settings
+from understanding.chat import chat_model_for
+from understanding.model_recognizer import ModelUnderstanding, options_from_scenarios
+from understanding.recognizer import RuleBasedUnderstanding
 
 LABELS = Path(__file__).with_name("intents.jsonl")
 UNKNOWN = "UNKNOWN"
 
 
-def load(path: Path = LABELS) -> list[dict[str, Any]]:
+def load(path: Path = LABELS) -> list[JsonObject]:
     """Read the labelled set (one JSON object per line)."""
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def fixed_slice(rows: Sequence[dict[str, Any]], size: int) -> list[dict[str, Any]]:
+def fixed_slice(rows: Sequence[JsonObject], size: int) -> list[JsonObject]:
     """Every k-th row so that ``size`` rows cover all intents, the same rows every time."""
     if size >= len(rows):
         return list(rows)
@@ -72,18 +74,18 @@ def ece(pairs: Sequence[tuple[float, bool]], bins: int = 10) -> float:
 
 def measure(
     understanding: Any,
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[JsonObject],
     *,
     clock: Callable[[], float] = time.perf_counter,
     check_notify: bool = True,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Classify every row; return the figures (see the module docstring)."""
     per_intent: dict[str, list[bool]] = defaultdict(list)
     pairs: list[tuple[float, bool]] = []
     predicted_unknown = actual_unknown = true_unknown = 0
     notify_right: list[bool] = []
     latencies: list[float] = []
-    errors: list[dict[str, Any]] = []
+    errors: list[JsonObject] = []
     sources: dict[str, int] = defaultdict(int)
     for row in rows:
         started = clock()
@@ -111,7 +113,7 @@ def measure(
             notify_right.append(bool(slots.get("notify")) == bool(row.get("notify")))
     total = sum(len(v) for v in per_intent.values())
     right = sum(sum(v) for v in per_intent.values())
-    report: dict[str, Any] = {
+    report: JsonObject = {
         "n": total,
         "accuracy": round(right / total, 3) if total else 0.0,
         "per_intent": {k: round(sum(v) / len(v), 3) for k, v in sorted(per_intent.items())},

@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from config.limits import JsonObject
 from eval.harness import Evaluation
 from eval.truth import truth_rows
 
@@ -174,7 +175,7 @@ def truth_table(evaluation: Evaluation, agent: str = "agent") -> list[tuple[str,
     return truth_rows(evaluation.summary(agent)["told_by_class"])  # type: ignore[arg-type]
 
 
-def failures(evaluation: Evaluation) -> list[dict[str, Any]]:
+def failures(evaluation: Evaluation) -> list[JsonObject]:
     """Return one line per (agent, case) that failed at least once."""
     grouped: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for run in evaluation.runs:

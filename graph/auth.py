@@ -1,7 +1,7 @@
 """Custom authentication and thread ownership for the served API (``langgraph dev``).
 
 Registered in ``langgraph.json`` as ``"auth": {"path": "./graph/auth.py:auth"}``. Every request
-must carry a token from ``reach token`` (``tools.tokens``), either as
+must carry a token from ``reach token`` (``security.tokens``), either as
 ``Authorization: Bearer <token>`` or as ``x-api-key: <token>`` (the header agent-chat-ui's API
 key field sends). Without a valid one the server answers 401. The verified user reaches the
 graph as ``config["configurable"]["langgraph_auth_user"]``; ``nodes.common.context_of`` takes
@@ -33,11 +33,12 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
+from config.limits import JsonObject
+from contract.scenario import ScenarioSet
 from graph.intake import tokenize_run
-from nodes.tasks import ScenarioSet
 from scenarios import SCENARIOS
-from tools.permissions import ROLES, Permissions
-from tools.tokens import InvalidToken, read_token
+from security.permissions import ROLES, Permissions
+from security.tokens import InvalidToken, read_token, token_from_headers
 
 PERMISSIONS = Permissions.merged(ScenarioSet(SCENARIOS).grants())
 """What each role may do, from the shipped scenarios' grants."""
@@ -50,30 +51,8 @@ AGENT_READABLE = "role:agent"
 """Put in ``metadata.readers`` of threads that support staff may read."""
 _STAFF_READABLE_OWNERS = frozenset({"customer", "agent"})
 
-Filter = dict[str, Any]
+Filter = JsonObject
 """A metadata filter the server applies (``{"owner": id}``, ``{"readers": {"$contains": x}}``)."""
-
-
-def _header(headers: Mapping[Any, Any], name: str) -> str | None:
-    """Return one header's value whether the server passes bytes or str keys."""
-    for key in (name.encode(), name):
-        value = headers.get(key)
-        if value is not None:
-            return value.decode("latin-1") if isinstance(value, bytes) else str(value)
-    return None
-
-
-def token_from_headers(headers: Mapping[Any, Any]) -> str | None:
-    """Find the token: ``Authorization: Bearer <token>``, else ``x-api-key: <token>``."""
-    authorization = _header(headers, "authorization")
-    if authorization:
-        scheme, _, credentials = authorization.strip().partition(" ")
-        if scheme.lower() == "bearer" and credentials.strip():
-            return credentials.strip()
-    api_key = _header(headers, "x-api-key")
-    if api_key and api_key.strip():
-        return api_key.strip()
-    return None
 
 
 @auth.authenticate
@@ -90,7 +69,7 @@ async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDic
     result = await asyncio.to_thread(read_token, token)
     if isinstance(result, InvalidToken):
         raise Auth.exceptions.HTTPException(status_code=401, detail=result.reason)
-    user: dict[str, Any] = {
+    user: JsonObject = {
         "identity": result.user_id,
         "display_name": result.user_id,
         "is_authenticated": True,
@@ -113,7 +92,7 @@ def user_role(user: Any) -> str:
     return str(role) if role in ROLES else "customer"
 
 
-def owner_metadata(user: Any) -> dict[str, Any]:
+def owner_metadata(user: Any) -> JsonObject:
     """Return the metadata stamped on a thread (or cron) the user creates."""
     role = user_role(user)
     readers = [user.identity]

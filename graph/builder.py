@@ -13,16 +13,17 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
-from langgraph._internal._constants import CONFIG_KEY_DURABILITY
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
+from contract.scenario import Scenario
 from graph.checkpoint.compress import protect
 from graph.job_followup import ThreadActivity, follow_up_on_thread
-from graph.resume import checked
+from graph.resume import DURABILITY_KEY, checked
+from jobs.bodies import JOBS
 from nodes.clarify import make_clarify_node
 from nodes.common import Node
 from nodes.compact import unpinning_tools, with_compaction
@@ -45,13 +46,11 @@ from nodes.routing import (
 )
 from nodes.services import Services
 from nodes.slot_filling import make_slot_filling_node
-from nodes.tasks import Scenario
 from nodes.tool import make_tool_node
+from observability.trace_callbacks import trace_callbacks
 from scenarios import SCENARIOS
 from state import AgentState, Context
-from tools.job_bodies import JOBS
-from tools.trace_callbacks import trace_callbacks
-from tools.transcript import TranscriptStore, open_transcript_store
+from storage.transcript import TranscriptStore, open_transcript_store
 
 
 class _Step:
@@ -178,7 +177,7 @@ def build_graph(
         scenarios: The capabilities to serve; every shipped scenario when omitted.
         services: Understanding, tools and data; built from ``options`` when omitted.
         transcript: Where messages older than the state keeps go; the configured store
-            (``tools.transcript.open_transcript_store``) when omitted.
+            (``storage.transcript.open_transcript_store``) when omitted.
         **options: ``Services`` fields (``settings``, ``registry``, ``database_factory``,
             ``executor_factory``, ``understanding``, ``max_tool_retries``,
             ``confidence_threshold``) or ``compile`` keywords (``interrupt_before``,
@@ -211,11 +210,10 @@ def build_graph(
         # turn on its thread once it is idle (under ``langgraph dev``, ``runs.create`` does)
         activity = ThreadActivity()
         callbacks.append(activity)
-        # the default durability of every run (a run's own ``durability=`` still wins);
-        # LangGraph reads it from this key when a run names none
+        # the default durability of every run (a run's own ``durability=`` still wins)
         traced = compiled.with_config(
             callbacks=callbacks,
-            configurable={CONFIG_KEY_DURABILITY: services.settings.durability},
+            configurable={DURABILITY_KEY: services.settings.durability},
         )
         JOBS.set_follow_up(services.database, follow_up_on_thread(traced, activity))
         return traced

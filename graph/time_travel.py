@@ -15,10 +15,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
+from config.limits import JsonObject
+from contract.scenario import Scenario, ScenarioSet
 from nodes.slot_filling import plan_tool_calls
-from nodes.tasks import Scenario, ScenarioSet
 from scenarios import SCENARIOS
-from state import Context
+from state import Context, SlotValues, StateUpdate
 
 
 class CheckpointNotFoundError(LookupError):
@@ -45,7 +46,7 @@ class HistoryEntry:
     """The task's intent at this point."""
     confidence: float | None
     """The intent's confidence at this point."""
-    slots: dict[str, Any]
+    slots: SlotValues
     """Slots gathered so far."""
     last_protocol: str
     """The newest protocol message, as ``role: content``."""
@@ -54,7 +55,7 @@ class HistoryEntry:
 
 
 def _config(thread_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
-    configurable: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ""}
+    configurable: JsonObject = {"thread_id": thread_id, "checkpoint_ns": ""}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable}
@@ -70,7 +71,7 @@ def _parent_id(snapshot: StateSnapshot) -> str | None:
     return str(snapshot.parent_config["configurable"]["checkpoint_id"])
 
 
-def _describe(message: dict[str, Any] | None) -> str:
+def _describe(message: JsonObject | None) -> str:
     if not message:
         return ""
     content = message.get("content")
@@ -139,7 +140,7 @@ def replay(
     thread_id: str,
     checkpoint_id: str,
     context: Context,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Re-run the thread from a checkpoint: the nodes after it execute again.
 
     Tools with side effects run again too, unless the executor de-duplicates them.
@@ -177,9 +178,9 @@ def rollback(
     return new_config
 
 
-def parse_assignments(assignments: list[str]) -> dict[str, Any]:
+def parse_assignments(assignments: list[str]) -> JsonObject:
     """Turn ``["slots.order_id=OD-1", "intent=URGE_DELIVERY"]`` into a state update."""
-    update: dict[str, Any] = {}
+    update: StateUpdate = {}
     for assignment in assignments:
         path, sep, value = assignment.partition("=")
         if not sep or not path:
@@ -197,12 +198,12 @@ def fork(
     app: CompiledStateGraph[Any, Any, Any, Any],
     thread_id: str,
     checkpoint_id: str,
-    values: dict[str, Any],
+    values: JsonObject,
     context: Context,
     *,
     run: bool = True,
     scenarios: Sequence[Scenario] = SCENARIOS,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Edit state at a checkpoint and run on from there, on a new branch.
 
     Changing ``slots`` re-plans the tool call from the edited slots, as slot filling would,

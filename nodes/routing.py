@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from langgraph.graph import END
 
-from nodes.tasks import ScenarioSet
+from contract.scenario import ScenarioSet
 from state import RouteView
-from tools.registry import ToolRegistry
+from tools.registry.cards import ToolRegistry
 
 
 class Bound:

@@ -14,14 +14,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from nodes.tasks import HINT_CHARS, Offer, Speaker
+from config.limits import JsonObject
+from contract.scenario import HINT_CHARS, Offer, Speaker
 from scenarios.appointment.understanding import DEPARTMENTS
 from scenarios.appointment.wording import appointment_offer
 from scenarios.dates import find_date
 from state import ToolResult
-from tools.errors import ResourceNotFoundError
-from tools.failures import classify
-from tools.registry import ToolCard, ToolContext
+from tools.executor.envelope import CallRequest
+from tools.executor.errors import ResourceNotFoundError
+from tools.executor.failures import classify
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 APPOINTMENT_ID_PATTERN = r"AP-[0-9A-F]{8}"
 UPCOMING = 5
@@ -91,7 +94,7 @@ def appointment_owner(args: Any, ctx: ToolContext) -> str | None:
     return None if row is None else str(row["user_id"])
 
 
-def _names(hint: str, row: dict[str, Any], today: date) -> bool:
+def _names(hint: str, row: JsonObject, today: date) -> bool:
     """Tell whether ``hint`` names the appointment: its doctor, department or day."""
     lowered = hint.lower()
     if row["doctor"] in hint or row["department"] in hint:
@@ -102,7 +105,7 @@ def _names(hint: str, row: dict[str, Any], today: date) -> bool:
     return any(word in lowered and name == row["department"] for word, name in DEPARTMENTS.items())
 
 
-def list_my_appointments(args: AppointmentHint, ctx: ToolContext) -> dict[str, Any]:
+def list_my_appointments(args: AppointmentHint, ctx: ToolContext) -> JsonObject:
     """List the caller's own upcoming appointments, each marked when the hint names it."""
     rows = ctx.database().query(
         f"{_APPOINTMENT} WHERE a.user_id = ? AND s.slot_date >= ?"
@@ -118,7 +121,7 @@ def list_my_appointments(args: AppointmentHint, ctx: ToolContext) -> dict[str, A
     }
 
 
-def cancel_appointment(args: AppointmentRef, ctx: ToolContext) -> dict[str, Any]:
+def cancel_appointment(args: AppointmentRef, ctx: ToolContext) -> JsonObject:
     """Cancel the caller's appointment and free its slot, in one transaction."""
     with ctx.database().transaction() as conn:
         ledger = ctx.ledger(conn, tool="cancel_appointment")
@@ -142,7 +145,7 @@ def cancel_appointment(args: AppointmentRef, ctx: ToolContext) -> dict[str, Any]
 def suggest_appointment(
     missing: Sequence[str],
     text: str,
-    run: Callable[[dict[str, Any]], ToolResult],
+    run: Callable[[CallRequest], ToolResult],
     speaker: Speaker,
 ) -> Offer:
     """Fill the number with the appointment named, or the only one; else offer them."""

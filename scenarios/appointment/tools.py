@@ -14,9 +14,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.db import Database
-from tools.errors import ResourceNotFoundError, TransientToolError, UserFixableError
-from tools.registry import ToolCard, ToolContext
+from config.limits import JsonObject
+from storage.db import Database
+from tools.executor.errors import ResourceNotFoundError, TransientToolError, UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 HOLD_SECONDS = 300
 
@@ -70,7 +72,7 @@ def patient_name(db: Database, user_id: str) -> str:
     return str(row["display_name"]) if row else user_id
 
 
-def _department(db: Database, name: str) -> dict[str, Any]:
+def _department(db: Database, name: str) -> JsonObject:
     row = db.query_one(
         "SELECT dept_id, name_zh, name_en FROM departments WHERE name_zh = ? OR lower(name_en) = ?",
         (name, name.lower()),
@@ -81,7 +83,7 @@ def _department(db: Database, name: str) -> dict[str, Any]:
     return row
 
 
-def list_departments(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
+def list_departments(args: DepartmentQuery, ctx: ToolContext) -> JsonObject:
     """Return the hospital's departments, and whether the asked one exists."""
     db = ctx.database()
     rows = db.query("SELECT dept_id, name_zh, name_en FROM departments ORDER BY dept_id")
@@ -89,7 +91,7 @@ def list_departments(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
     return {"departments": rows, "match": match}
 
 
-def list_doctors(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
+def list_doctors(args: DepartmentQuery, ctx: ToolContext) -> JsonObject:
     """Return the doctors of a department."""
     db = ctx.database()
     dept = _department(db, args.department)
@@ -119,7 +121,7 @@ def in_period(slot_time: str, period: str | None) -> bool:
     return start <= slot_time < end
 
 
-def list_free_slots(args: SlotQuery, ctx: ToolContext) -> dict[str, Any]:
+def list_free_slots(args: SlotQuery, ctx: ToolContext) -> JsonObject:
     """Return a department's free slots on a day, earliest first.
 
     A day without any also names the nearest other days with free slots (from today on),
@@ -159,7 +161,7 @@ def list_free_slots(args: SlotQuery, ctx: ToolContext) -> dict[str, Any]:
     }
 
 
-def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
+def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> JsonObject:
     """Hold a slot for this user for a few minutes; exactly one racer can win it."""
     with ctx.database().transaction() as conn:
         ledger = ctx.ledger(conn, tool="hold_appointment_slot")
@@ -175,7 +177,7 @@ def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
         return ledger.record({"slot_id": args.slot_id, "held_until": time.time() + HOLD_SECONDS})
 
 
-def release_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
+def release_appointment_slot(args: SlotRef, ctx: ToolContext) -> JsonObject:
     """Give a held slot back, so a failed booking does not keep it."""
     with ctx.database().transaction() as conn:
         conn.execute(
@@ -186,7 +188,7 @@ def release_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
     return {"slot_id": args.slot_id, "released": True}
 
 
-def book_appointment(args: BookingRequest, ctx: ToolContext) -> dict[str, Any]:
+def book_appointment(args: BookingRequest, ctx: ToolContext) -> JsonObject:
     """Turn this user's hold into a booking, in one transaction."""
     appointment_id = (
         "AP-" + hashlib.sha256(f"{args.slot_id}|{ctx.user_id}".encode()).hexdigest()[:8].upper()
@@ -246,7 +248,7 @@ class BookingResult(BaseModel):
     department: str
 
 
-def booking_status(args: BookingRequest, ctx: ToolContext) -> dict[str, Any] | None:
+def booking_status(args: BookingRequest, ctx: ToolContext) -> JsonObject | None:
     """Find the booking a failed ``book_appointment`` may have made, or ``None``."""
     row = ctx.database().query_one(
         "SELECT a.appointment_id, a.slot_id, s.slot_date, s.slot_time, d.name AS doctor,"
@@ -260,7 +262,7 @@ def booking_status(args: BookingRequest, ctx: ToolContext) -> dict[str, Any] | N
     return dict(row) if row is not None else None
 
 
-def notify_patient(args: NotificationRequest, ctx: ToolContext) -> dict[str, Any]:
+def notify_patient(args: NotificationRequest, ctx: ToolContext) -> JsonObject:
     """Send the user a notification; only after a booking, never to reply in the chat."""
     db = ctx.database()
     if ctx.request_id:  # sent before: the backend must not be called again

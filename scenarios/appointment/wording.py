@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nodes.tasks import Describer, Speaker, Wording
+from config.limits import JsonObject
+from contract.scenario import Describer, Speaker, Wording
 from scenarios.appointment.tools import PERIODS
 from state import AgentState, ToolResult
 
@@ -206,7 +207,7 @@ def appointment_offer(rows: Sequence[Mapping[str, Any]], speaker: Speaker) -> st
 
 def describe_cancel(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Say which appointment was cancelled, or list the caller's, or that it is not theirs."""
-    data: dict[str, Any] = result.get("data") or {}
+    data: JsonObject = result.get("data") or {}
     if result.get("tool") == "list_my_appointments":
         if result.get("status") != "success":
             return None
@@ -223,7 +224,7 @@ def describe_cancel(result: ToolResult, state: AgentState, speaker: Speaker) -> 
     return None
 
 
-def _free(lookup: ToolResult | None) -> list[dict[str, Any]]:
+def _free(lookup: ToolResult | None) -> list[JsonObject]:
     """The free slots a lookup found on the day asked (none fit the part of the day asked)."""
     if lookup is None or lookup.get("status") != "success":
         return []

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import date
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import (
     AliasChoices,
@@ -27,13 +27,16 @@ from pydantic import (
     model_validator,
 )
 
-from nodes.tasks import Cues, Describer, SlotResult, Speaker, Wording
-from state import AgentState, ToolResult
-from tools.db import Database, Ledger
-from tools.errors import UserFixableError
-from tools.job_bodies import JOBS, RunnerSource, job_database, runner_of, start_job
-from tools.jobs import JobBody, JobContext, JobRunner
-from tools.registry import ToolCard, ToolContext
+from config.limits import JsonObject
+from contract.scenario import Cues, Describer, SlotResult, Speaker, Wording
+from jobs.bodies import JOBS, RunnerSource, job_database, runner_of, start_job
+from jobs.runner import JobBody, JobContext, JobRunner
+from state import AgentState, SlotValues, ToolResult
+from storage.db import Database, Ledger
+from tools.executor.errors import UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
+from tools.registry.types import Arguments
 
 KIND = "send_bulk_notification"
 JOB_ITEMS_SCHEMA = """
@@ -122,7 +125,7 @@ def send_bulk_notification(
     channel: str,
     progress: Callable[[int, int], None] | None = None,
     before_commit: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Send ``content`` to each customer once; unknown or non-customer ids are skipped.
 
     ``before_commit(user_id)`` runs inside each send's transaction (a test seam: a crash
@@ -184,7 +187,7 @@ def send_bulk_notification(
 def bulk_notification_job(before_commit: Callable[[str], None] | None = None) -> JobBody:
     """Return the job body (``before_commit``: the crash-test seam)."""
 
-    def body(params: dict[str, Any], ctx: JobContext) -> dict[str, Any]:
+    def body(params: Arguments, ctx: JobContext) -> JsonObject:
         return send_bulk_notification(
             job_database(ctx),
             job_id=ctx.job_id,
@@ -201,7 +204,7 @@ def bulk_notification_job(before_commit: Callable[[str], None] | None = None) ->
 def bulk_card(runner: RunnerSource = JOBS.runner_for) -> ToolCard:
     """Return the card that starts a bulk notification on ``runner`` (the hub's by default)."""
 
-    def start_bulk_notification(args: BulkNotificationRequest, ctx: ToolContext) -> dict[str, Any]:
+    def start_bulk_notification(args: BulkNotificationRequest, ctx: ToolContext) -> JsonObject:
         params = {
             "user_ids": recipients(ctx.database(), args),
             "content": args.notice,
@@ -269,7 +272,7 @@ _NOTICE = re.compile(r"[:：]\s*(.+)$|[「“\"](.+?)[」”\"]", re.DOTALL)
 
 def extract_notify(text: str, intent: str, *, today: date) -> SlotResult:
     """Find the audience, the channel and the message text (after a colon, or quoted)."""
-    slots: dict[str, Any] = {}
+    slots: SlotValues = {}
     if _DELIVERING.search(text):
         slots["audience"] = "delivering"
     if _SMS.search(text):
@@ -313,7 +316,7 @@ WORDING: Wording = {
 
 def describe_bulk(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Say the sending started (with its job id); why it did not is the generic sentence's."""
-    data: dict[str, Any] = result.get("data") or {}
+    data: JsonObject = result.get("data") or {}
     if result.get("status") == "success":
         return speaker.say("bulk_started", job_id=data.get("job_id", ""))
     return None

@@ -9,18 +9,18 @@ caller's own orders are read (the trusted identity, through the executor).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from nodes.tasks import Offer, Speaker
+from contract.scenario import Offer, Speaker
 from scenarios.delivery.wording import order_offer
 from state import ToolResult
-from tools.failures import classify
+from tools.executor.envelope import CallRequest
+from tools.executor.failures import classify
 
 
 def suggest_order(
     missing: Sequence[str],
     text: str,
-    run: Callable[[dict[str, Any]], ToolResult],
+    run: Callable[[CallRequest], ToolResult],
     speaker: Speaker,
 ) -> Offer:
     """Fill ``order_id`` with the one order the message names, else offer the newest."""

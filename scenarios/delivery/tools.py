@@ -14,9 +14,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from nodes.tasks import HINT_CHARS
-from tools.errors import HandoffRequired, ResourceNotFoundError, UserFixableError
-from tools.registry import ToolCard, ToolContext
+from config.limits import JsonObject
+from contract.scenario import HINT_CHARS
+from tools.executor.errors import HandoffRequired, ResourceNotFoundError, UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 ORDER_ID_PATTERN = r"^(OD-\d{8}-\d{3}|\d{9,12})$"
 REFUND_HANDOFF_CENTS = 10_000
@@ -86,7 +88,7 @@ def _missing(order_id: str) -> ResourceNotFoundError:
 
 def _load_order(
     args: OrderRef | RefundRequest | NotificationRequest, ctx: ToolContext
-) -> dict[str, Any]:
+) -> JsonObject:
     row = ctx.database().query_one(
         f"SELECT {ORDER_COLUMNS} FROM orders WHERE order_id = ?", (args.order_id,)
     )
@@ -158,7 +160,7 @@ def names_item(hint: str, item: str) -> bool:
     return wide >= NAMED_CHARS or (not wide and len(said) >= 4 and said == name)
 
 
-def list_my_orders(args: OrderHint, ctx: ToolContext) -> dict[str, Any]:
+def list_my_orders(args: OrderHint, ctx: ToolContext) -> JsonObject:
     """List the caller's own newest orders, each marked when the hint names its item."""
     rows = ctx.database().query(
         "SELECT order_id, status, item FROM orders WHERE user_id = ?"
@@ -208,7 +210,7 @@ class NotificationResult(BaseModel):
     sent: bool
 
 
-def query_order_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
+def query_order_status(args: OrderRef, ctx: ToolContext) -> JsonObject:
     """Look up an order's delivery status and estimated arrival."""
     order = _load_order(args, ctx)
     return {
@@ -220,7 +222,7 @@ def query_order_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
     }
 
 
-def request_refund(args: RefundRequest, ctx: ToolContext) -> dict[str, Any]:
+def request_refund(args: RefundRequest, ctx: ToolContext) -> JsonObject:
     """File a refund request for the whole order; one per order."""
     db = ctx.database()
     with db.transaction() as conn:
@@ -269,7 +271,7 @@ def request_refund(args: RefundRequest, ctx: ToolContext) -> dict[str, Any]:
         return ledger.record(result)
 
 
-def refund_status(args: RefundRequest, ctx: ToolContext) -> dict[str, Any] | None:
+def refund_status(args: RefundRequest, ctx: ToolContext) -> JsonObject | None:
     """Find the refund a timed-out ``request_refund`` may have filed, or ``None``."""
     row = ctx.database().query_one(
         "SELECT refund_id, amount_cents, status FROM refunds WHERE order_id = ? AND user_id = ?",
@@ -280,7 +282,7 @@ def refund_status(args: RefundRequest, ctx: ToolContext) -> dict[str, Any] | Non
     return {"order_id": args.order_id, **row, "already_requested": False}
 
 
-def urge_delivery(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
+def urge_delivery(args: OrderRef, ctx: ToolContext) -> JsonObject:
     """Ask the rider or carrier to hurry; only orders still on their way can be urged."""
     db = ctx.database()
     order = _load_order(args, ctx)
@@ -311,7 +313,7 @@ CANCELLABLE = ("pending_payment", "shipped", "delivering")
 """An order can be cancelled until it is delivered."""
 
 
-def cancel_order(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
+def cancel_order(args: OrderRef, ctx: ToolContext) -> JsonObject:
     """Cancel an order that has not been delivered yet, in one transaction."""
     with ctx.database().transaction() as conn:
         ledger = ctx.ledger(conn, tool="cancel_order")
@@ -337,7 +339,7 @@ def cancel_order(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
         )
 
 
-def cancel_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any] | None:
+def cancel_status(args: OrderRef, ctx: ToolContext) -> JsonObject | None:
     """Tell whether a timed-out ``cancel_order`` went through: the order is cancelled."""
     row = ctx.database().query_one(
         "SELECT order_id, item, amount_cents, status FROM orders WHERE order_id = ?",
@@ -348,7 +350,7 @@ def cancel_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any] | None:
     return {**row, "previous_status": None}
 
 
-def send_notification(args: NotificationRequest, ctx: ToolContext) -> dict[str, Any]:
+def send_notification(args: NotificationRequest, ctx: ToolContext) -> JsonObject:
     """Notify the user about an order, by text message or in-app message."""
     order = _load_order(args, ctx)
     eta = order["eta_minutes"] and f"，预计 {order['eta_minutes']} 分钟送达" or ""
@@ -362,16 +364,16 @@ def send_notification(args: NotificationRequest, ctx: ToolContext) -> dict[str, 
         return ledger.record({"order_id": args.order_id, "channel": args.channel, "sent": True})
 
 
-def _summarize_status(data: dict[str, Any]) -> str:
+def _summarize_status(data: JsonObject) -> str:
     eta = data.get("eta_minutes") or data.get("eta_date") or "unknown"
     return f"order {data['order_id']}: {data['status']}, eta {eta}"
 
 
-def _summarize_refund(data: dict[str, Any]) -> str:
+def _summarize_refund(data: JsonObject) -> str:
     return f"refund {data['refund_id']} for order {data['order_id']}: {data['status']}"
 
 
-def _summarize_urge(data: dict[str, Any]) -> str:
+def _summarize_urge(data: JsonObject) -> str:
     return f"urged order {data['order_id']} ({data['urge_count']} urges so far)"
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nodes.tasks import Describer, Speaker, Wording
+from config.limits import JsonObject
+from contract.scenario import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
 WORDING: Wording = {
@@ -131,7 +132,7 @@ def describe_order(result: ToolResult, state: AgentState, speaker: Speaker) -> s
 
     Any other failure is not the order's to explain: ``None``, the generic sentence.
     """
-    data: dict[str, Any] = result.get("data") or {}
+    data: JsonObject = result.get("data") or {}
     order_id = data.get("order_id") or (state.get("slots") or {}).get("order_id", "")
     error_type = result.get("error_type")
     if result.get("status") == "success":
@@ -145,7 +146,7 @@ def describe_order(result: ToolResult, state: AgentState, speaker: Speaker) -> s
     return None
 
 
-def _describe_success(tool: str, data: dict[str, Any], speaker: Speaker) -> str:
+def _describe_success(tool: str, data: JsonObject, speaker: Speaker) -> str:
     if tool == "send_notification":
         return speaker.say("notification_sent")
     if tool == "query_order_status":

@@ -12,10 +12,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from scenarios.gazetteer import normalize_city
-from tools.db import Database
-from tools.errors import ResourceNotFoundError, UserFixableError
-from tools.registry import ToolCard, ToolContext
-from tools.vault import TOKEN_PREFIX, IdentityVault, id_card_problem, mask_id_card
+from security.vault import TOKEN_PREFIX, IdentityVault, id_card_problem, mask_id_card
+from storage.db import Database
+from tools.executor.errors import ResourceNotFoundError, UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 
 class FlightBooking(BaseModel):

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
-from nodes.tasks import Beyond, Cues, SlotResult
-from nodes.text_match import normalize
+from contract.scenario import Beyond, Cues, SlotResult
+from contract.text_match import normalize
 from scenarios.dates import find_date, is_past
 from scenarios.gazetteer import city_pattern
 from scenarios.notify import asks_for_notification
-from tools.vault import id_card_problem, mask_id_card
+from security.vault import id_card_problem, mask_id_card
 
 CUES: dict[str, Cues] = {
     "BOOK_FLIGHT": (

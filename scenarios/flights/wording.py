@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes.tasks import Describer, Speaker, Wording
+from contract.scenario import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
 WORDING: Wording = {

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from nodes.tasks import Describer, Speaker, Wording
+from config.limits import JsonObject
+from contract.scenario import Describer, Speaker, Wording
+from jobs.bodies import describe_job
+from jobs.store import Job
 from state import AgentState, ToolResult
-from tools.job_bodies import describe_job
-from tools.jobs import Job
 
 WORDING: Wording = {
     "intent.CHECK_JOB": {"zh": "查询后台任务进度", "en": "check a background job"},
@@ -18,7 +17,7 @@ WORDING: Wording = {
 }
 
 
-def job_from(data: dict[str, Any]) -> Job:
+def job_from(data: JsonObject) -> Job:
     """Rebuild the job a status result (or a job event) describes."""
     return Job(
         job_id=str(data.get("job_id", "")),

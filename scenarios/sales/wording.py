@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
 
-from nodes.tasks import Describer, Speaker, Wording
+from config.limits import JsonObject
+from contract.scenario import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
 WORDING: Wording = {
@@ -60,7 +60,7 @@ WORDING: Wording = {
 
 def describe_sales(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Answer the question from the rows, or say which questions can be answered."""
-    data: dict[str, Any] = result.get("data") or {}
+    data: JsonObject = result.get("data") or {}
     if result.get("status") != "success":
         # a question it cannot turn into a query is its own refusal; the rest is generic
         return (
@@ -69,7 +69,7 @@ def describe_sales(result: ToolResult, state: AgentState, speaker: Speaker) -> s
     metric = speaker.say("metric_quantity" if data["metric"] == "quantity" else "metric_amount")
     rows = data["rows"]
 
-    def value(row: dict[str, Any]) -> str:
+    def value(row: JsonObject) -> str:
         total = row.get("total") or 0
         if data["metric"] == "quantity":
             return speaker.say("units", value=total)

@@ -12,28 +12,28 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scenarios.delivery.tools import order_owner
+from config.limits import JsonObject
 from scenarios.transfer.seed import pin_hash
-from tools.db import Database, amend_write
-from tools.errors import CompensatedError, ResourceNotFoundError, UserFixableError
-from tools.registry import ToolCard, ToolContext
-from tools.types import PositiveCents
-from tools.vault import TOKEN_PREFIX, IdentityVault
+from security.vault import TOKEN_PREFIX, IdentityVault
+from storage.db import Database, amend_write
+from tools.executor.errors import CompensatedError, ResourceNotFoundError, UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
+from tools.registry.types import PositiveCents
 
 RISK_REVIEW_THRESHOLD = 0.7
 LARGE_TRANSFER_CENTS = 200_000
 """2,000 yuan and more counts as a large transfer."""
 ACCOUNT_PATTERN = r"^ACC-\d{4}$"
 
-Clearing = Callable[[dict[str, Any]], None]
+Clearing = Callable[[JsonObject], None]
 """Tells the clearing network about a transfer; raises if it cannot be cleared."""
 
 
-def _accept_all(transfer: dict[str, Any]) -> None:
+def _accept_all(transfer: JsonObject) -> None:
     """The default clearing network accepts every transfer."""
 
 
@@ -90,7 +90,7 @@ def account_owner(args: AccountRef, ctx: ToolContext) -> str | None:
     return None if row is None else str(row["user_id"])
 
 
-def verify_identity(args: IdentityCheck, ctx: ToolContext) -> dict[str, Any]:
+def verify_identity(args: IdentityCheck, ctx: ToolContext) -> JsonObject:
     """Check the payment PIN of the payer's account."""
     row = ctx.database().query_one(
         "SELECT pin_hash FROM accounts WHERE account_id = ?", (args.account_id,)
@@ -107,7 +107,7 @@ def verify_identity(args: IdentityCheck, ctx: ToolContext) -> dict[str, Any]:
     return {"account_id": args.account_id, "verified": True}
 
 
-def check_balance(args: TransferPlan, ctx: ToolContext) -> dict[str, Any]:
+def check_balance(args: TransferPlan, ctx: ToolContext) -> JsonObject:
     """Check the payer can cover the amount and the payee exists."""
     db = ctx.database()
     payer = db.query_one(
@@ -129,7 +129,7 @@ def check_balance(args: TransferPlan, ctx: ToolContext) -> dict[str, Any]:
     return {"balance_cents": balance, "payee_name": payee["holder_name"]}
 
 
-def assess_transfer_risk(args: TransferPlan, ctx: ToolContext) -> dict[str, Any]:
+def assess_transfer_risk(args: TransferPlan, ctx: ToolContext) -> JsonObject:
     """Score the transfer: large amounts, new payees and draining the account add risk."""
     db = ctx.database()
     payer = db.query_one(
@@ -155,7 +155,7 @@ def assess_transfer_risk(args: TransferPlan, ctx: ToolContext) -> dict[str, Any]
     return {"risk_score": score, "risk_ticket": ticket, "review": score >= RISK_REVIEW_THRESHOLD}
 
 
-def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
+def execute_transfer(args: TransferOrder, ctx: ToolContext) -> JsonObject:
     """Move the money atomically; above the risk threshold, hold it for review instead."""
     db = ctx.database()
     score = assess_transfer_risk(args, ctx)["risk_score"]
@@ -227,7 +227,7 @@ def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
     return {**record, "status": "completed"}
 
 
-def compensate(db: Database, record: dict[str, Any], *, reason: str, request_id: str = "") -> None:
+def compensate(db: Database, record: JsonObject, *, reason: str, request_id: str = "") -> None:
     """Reverse a completed transfer in one transaction: the money goes back.
 
     The transfer's ledger entry is amended in the same transaction, so a replay of the
@@ -271,7 +271,7 @@ def order_owner_for_refund(args: LargeRefund, ctx: ToolContext) -> str | None:
     return None if row is None else str(row["user_id"])
 
 
-def approve_large_refund(args: LargeRefund, ctx: ToolContext) -> dict[str, Any]:
+def approve_large_refund(args: LargeRefund, ctx: ToolContext) -> JsonObject:
     """Decide a large refund: approve it up to the limit, else queue it for review."""
     db = ctx.database()
     with db.transaction() as conn:
@@ -330,7 +330,7 @@ class Balances(BaseModel):
     accounts: list[AccountBalance]
 
 
-def query_my_balance(args: NoArguments, ctx: ToolContext) -> dict[str, Any]:
+def query_my_balance(args: NoArguments, ctx: ToolContext) -> JsonObject:
     """List the caller's own accounts and balances: whose they are comes from the identity.
 
     No PIN is asked: the caller is authenticated, and reading one's own balance moves
@@ -373,7 +373,7 @@ FINANCE_TOOLS = (
         idempotent=False,
         permission="finance:refund",
         domain="finance",
-        owner_of=order_owner,
+        owner_of=order_owner_for_refund,
     ),
     ToolCard(
         name="verify_identity",

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from nodes.tasks import Describer, Speaker, Wording
+from config.limits import JsonObject
+from contract.scenario import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
 WORDING: Wording = {
@@ -73,7 +72,7 @@ def describe_transfer(result: ToolResult, state: AgentState, speaker: Speaker) -
     ``execute_transfer`` moves anything, so "nothing was taken" is true of it. Every other
     failure (unknown outcome, a reversed transfer, an outage) is the generic sentence's.
     """
-    data: dict[str, Any] = result.get("data") or {}
+    data: JsonObject = result.get("data") or {}
     slots = state.get("slots") or {}
     amount = f"{(slots.get('amount_cents') or data.get('amount_cents') or 0) / 100:,.2f}"
     reason = data.get("reason")
@@ -111,7 +110,7 @@ def describe_transfer(result: ToolResult, state: AgentState, speaker: Speaker) -
 
 def describe_large_refund(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Report finance's approval of a large refund (a review is the generic sentence's)."""
-    data: dict[str, Any] = result.get("data") or {}
+    data: JsonObject = result.get("data") or {}
     if result.get("status") != "success" or data.get("status") != "approved":
         return None
     return speaker.say("large_refund_approved", amount=f"{data['amount_cents'] / 100:,.2f}", **data)

@@ -8,15 +8,15 @@ permanent failure that says which field, never an empty answer.
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from config.limits import JsonObject
 from scenarios.gazetteer import normalize_city
-from tools.errors import PermanentToolError, ResourceNotFoundError, TransientToolError
-from tools.registry import ToolCard, ToolContext
-from tools.types import FiniteFloat
+from tools.executor.errors import PermanentToolError, ResourceNotFoundError, TransientToolError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
+from tools.registry.types import FiniteFloat
 
 
 class CityQuery(BaseModel):
@@ -42,7 +42,7 @@ class WeatherReport(BaseModel):
     humidity: int | None = None
 
 
-def query_weather(args: CityQuery, ctx: ToolContext) -> dict[str, Any]:
+def query_weather(args: CityQuery, ctx: ToolContext) -> JsonObject:
     """Fetch current weather for a city from the weather API."""
     base = ctx.settings.weather_url
     city = normalize_city(args.city)
@@ -80,7 +80,7 @@ def _missing_fields(exc: Exception) -> list[str]:
     return [".".join(str(p) for p in err["loc"]) for err in exc.errors()]
 
 
-def _summarize(data: dict[str, Any]) -> str:
+def _summarize(data: JsonObject) -> str:
     return f"{data['api_city']}: {data['temp_c']}°C, {data['condition']}"
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from nodes.tasks import Describer, Speaker, Wording
+from config.limits import JsonObject
+from contract.scenario import Describer, Speaker, Wording
 from state import AgentState, ToolResult
 
 WORDING: Wording = {
@@ -35,7 +34,7 @@ WORDING: Wording = {
 
 def describe_weather(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Report the weather, or a city that does not exist; other failures are generic."""
-    data: dict[str, Any] = result.get("data") or {}
+    data: JsonObject = result.get("data") or {}
     city = (state.get("slots") or {}).get("city") or data.get("city", "")
     if result.get("status") == "success":
         humidity = data.get("humidity")

@@ -14,21 +14,22 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from eval.backends import SEEDS, eval_settings
 from graph.builder import build_graph
+from jobs.bodies import JOBS
+from jobs.runner import JobRunner
+from jobs.store import SQLiteJobStore
 from nodes.services import MAIN_AGENT, Services
+from observability.audit import AuditLog
 from scenarios import SCENARIOS
+from storage.db import Database
 from tests.failure_matrix.catalog import CATALOG, FAST, Route, routes
 from tests.failure_matrix.faults import FAULT_BY_NAME, Fault, _Blocked, _raising
-from tools.audit import AuditLog
-from tools.db import Database
-from tools.errors import (
+from tools.executor.errors import (
     PermanentToolError,
 )
-from tools.executor import ActionExecutor
-from tools.guards import CircuitBreakers, RateLimiter
-from tools.job_bodies import JOBS
-from tools.jobs import JobRunner, SQLiteJobStore
-from tools.lifecycle import ToolLifecycle
-from tools.registry import ToolCard, ToolRegistry
+from tools.executor.guards import CircuitBreakers, RateLimiter
+from tools.executor.pipeline import ActionExecutor
+from tools.registry.cards import ToolCard, ToolRegistry
+from tools.registry.lifecycle import ToolLifecycle
 
 # ---- one row --------------------------------------------------------------------------------
 

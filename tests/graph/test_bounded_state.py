@@ -12,9 +12,9 @@ from langgraph.types import Command
 from graph import time_travel
 from graph.checkpoint import sqlite_checkpointer
 from nodes.compact import full_transcript
+from storage.transcript import MemoryTranscriptStore, SQLiteTranscriptStore
 from tests.conftest import ALICE, say
 from tests.helpers import set_env
-from tools.transcript import MemoryTranscriptStore, SQLiteTranscriptStore
 
 SCRIPT = ["OD-20240618-001 到哪了", "我的订单怎么还没到？", "OD-20240618-001", "北京明天天气怎么样"]
 CONFIG = {"configurable": {"thread_id": "t1"}}

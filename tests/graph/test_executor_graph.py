@@ -9,6 +9,7 @@ import pytest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from config.clock import FakeClock
 from graph import time_travel
 from nodes.services import Services
 from nodes.tool import make_tool_node
@@ -16,10 +17,9 @@ from scenarios import SCENARIOS
 from scenarios.delivery.tools import query_order_status, request_refund, urge_delivery
 from tests.conftest import ALICE, fast_executor, nodes_visited, registry_with, say
 from tests.helpers import default_executor, default_registry
-from tools import executor as executor_module
-from tools.clock import FakeClock
-from tools.errors import PermanentToolError, TransientToolError
-from tools.guards import CircuitBreakers
+from tools.executor import pipeline as executor_module
+from tools.executor.errors import PermanentToolError, TransientToolError
+from tools.executor.guards import CircuitBreakers
 
 pytestmark = pytest.mark.integration
 

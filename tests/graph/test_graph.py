@@ -9,7 +9,7 @@ from langgraph.types import Command
 
 from scenarios.delivery.tools import query_order_status
 from tests.conftest import ALICE, BOB, nodes_visited, registry_with, say
-from tools.errors import PermanentToolError, TransientToolError
+from tools.executor.errors import PermanentToolError, TransientToolError
 
 pytestmark = pytest.mark.integration
 

@@ -9,11 +9,11 @@ import time
 import pytest
 from werkzeug import Response
 
+from observability.audit import AuditLog
 from state import Context
 from tests.conftest import ALICE, fast_executor, nodes_visited, registry_with, say
 from tests.helpers import default_registry, set_env
-from tools.audit import AuditLog
-from tools.failures import said
+from tools.executor.failures import said
 
 pytestmark = pytest.mark.integration
 

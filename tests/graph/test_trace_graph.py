@@ -26,11 +26,11 @@ from cli.trace import trace
 from graph.builder import build_graph
 from graph.http_app import app as http_app
 from nodes.services import Services
+from observability import tracing
+from observability.audit import AuditLog, read_jsonl
+from observability.metrics import LogTail, Metrics, Tally, default_metrics
 from scenarios import SCENARIOS
 from tests.conftest import ALICE, fast_executor
-from tools import tracing
-from tools.audit import AuditLog, read_jsonl
-from tools.metrics import LogTail, Metrics, Tally, default_metrics
 
 VALID_ID = "110101199001011237"
 

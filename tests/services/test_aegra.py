@@ -21,13 +21,13 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
+from config.settings import Settings
+from security.tokens import issue_token
+from storage.db import Database
 from tests.helpers import open_database
 from tests.services.aegra_servers import Postgres, Unavailable, aegra_replicas
 from tests.services.intake_probe import Secrets, converse, served_record
 from tests.services.redis_servers import RedisServer
-from tools.db import Database
-from tools.settings import Settings
-from tools.tokens import issue_token
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

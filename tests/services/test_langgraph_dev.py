@@ -4,10 +4,10 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
+from config.settings import Settings
+from security.tokens import issue_token
+from storage.db import Database
 from tests.services.langgraph_server import TEST_AUTH_SECRET, langgraph_dev
-from tools.db import Database
-from tools.settings import Settings
-from tools.tokens import issue_token
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -27,16 +27,16 @@ from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 from redis.connection import AbstractConnection
 
+from config.settings import Settings
 from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
 from graph.checkpoint.plain_redis import PlainRedisSaver, layout, lua
 from graph.run_lock import LockedGraph
 from state import Context
+from storage.redis_direct import AsyncDirect
 from tests.conftest import ALICE, BOB, fast_executor, say
 from tests.services import RedisServer
-from tools.redis_direct import AsyncDirect
-from tools.settings import Settings
 
 pytestmark = pytest.mark.integration
 

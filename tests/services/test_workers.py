@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
+from config.settings import Settings
 from graph.run_lock import BUSY_TEXT, LockedGraph
+from storage.db import Database
 from tests.helpers import open_database
 from tests.services.graph_worker import HANG_MARKER
 from tests.services.redis_servers import RedisServer
 from tests.services.workers import Worker
-from tools.db import Database
-from tools.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -16,17 +16,16 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import Overwrite
 
-import tools.pii as pii
-from graph.checkpoint.masking import (
+import security.pii as pii
+from graph.checkpoint.masking import MaskingSerializer, ValueBytes
+from graph.checkpoint.msgpack_masking import (
     CHECKPOINT_KINDS,
     CleanBlobs,
-    MaskingSerializer,
-    ValueBytes,
     is_checkpoint_record,
     mask_msgpack,
 )
+from security.pii import _find_all, find_pii, mask_pii, mask_text
 from tests.properties import examples
-from tools.pii import _find_all, find_pii, mask_pii, mask_text
 
 ID_NUMBER = "110101199003071231"
 SERDE = MaskingSerializer(JsonPlusSerializer())

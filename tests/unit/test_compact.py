@@ -12,8 +12,8 @@ from langgraph.types import Overwrite
 
 from nodes.compact import compact_update, cut_index, full_transcript, summarize, summary_text
 from state import MAX_PROTOCOL_BYTES, ProtocolMessage, ValidatedProtocol, append_protocol
+from storage.transcript import MemoryTranscriptStore, entry_key, make_entry
 from tests.properties import examples
-from tools.transcript import MemoryTranscriptStore, entry_key, make_entry
 
 
 def turn(n: int, *, call: str | None = None, answer: str | None = None) -> list:

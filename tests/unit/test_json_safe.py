@@ -9,8 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.properties import examples
-from tools.limits import (
+from config.limits import (
     MAX_DEPTH,
     MAX_ITEMS,
     MAX_STRING_CHARS,
@@ -18,6 +17,7 @@ from tools.limits import (
     json_bytes,
     json_safe,
 )
+from tests.properties import examples
 
 
 class _Str(str):

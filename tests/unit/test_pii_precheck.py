@@ -8,23 +8,23 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.properties import examples
-from tools.pii import (
-    _ALL_KINDS,
-    _CHANGED_BY_NFKC,
+from security.pii import _find_all, could_hold, find_pii
+from security.pii_bytes import (
     _DIGIT_IMAGE,
     _NOT_SPOILER_LEADS,
     _SPOILER_UTF8,
     _STEM_PARTS,
+    could_hold_utf8,
+)
+from security.pii_patterns import (
+    _ALL_KINDS,
+    _CHANGED_BY_NFKC,
     _STEM_SPOILER,
     _STEMS,
     _SUSPECT_CLASS,
     ZERO_WIDTH,
-    _find_all,
-    could_hold,
-    could_hold_utf8,
-    find_pii,
 )
+from tests.properties import examples
 
 PIECES = [
     *"0123456789Xx -\t",

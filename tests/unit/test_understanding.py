@@ -7,19 +7,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nodes.tasks import ScenarioSet
-from nodes.text_match import normalize, sound_alike
-from nodes.understanding import (
-    CONFIDENCE_THRESHOLD,
-    RuleBasedUnderstanding,
-    _Matcher,
-    detect_language,
-)
+from contract.scenario import ScenarioSet
+from contract.text_match import normalize, sound_alike
 from scenarios import SCENARIOS
 from scenarios.appointment.understanding import extract as appointment_extract
 from scenarios.flights.understanding import extract as flights_extract
 from scenarios.transfer.understanding import extract as transfer_extract
 from tests.properties import examples
+from understanding.recognizer import (
+    CONFIDENCE_THRESHOLD,
+    RuleBasedUnderstanding,
+    _Matcher,
+    detect_language,
+)
 
 U = RuleBasedUnderstanding(ScenarioSet(SCENARIOS))
 
