@@ -8,7 +8,6 @@ on every key that more than one writer touches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import (
     Annotated,
@@ -17,14 +16,10 @@ from typing import (
     NotRequired,
     TypeAlias,
     TypedDict,
-    get_args,
-    get_origin,
-    get_type_hints,
 )
 
 from langchain_core.messages import (
     AnyMessage,
-    RemoveMessage,
 )
 from langgraph.graph.message import add_messages
 from langgraph.types import Overwrite
@@ -101,7 +96,7 @@ yes or a no, so understanding reads it as a message; ``next``: on to the next qu
 StateUpdate: TypeAlias = dict[str, Any]
 """What a node returns: only the keys it changes, each in the form its reducer takes (one
 protocol message for ``protocol``, new envelopes for ``tool_results``), which is not the
-key's stored type, so ``AgentState`` cannot type it; ``applied`` folds it into a state."""
+key's stored type, so ``AgentState`` cannot type it; the graph's reducers fold it in."""
 
 SlotValues: TypeAlias = dict[str, Any]
 """Slot name → value, as the task's tool takes it (``amount_cents``: an int of cents, a date
@@ -292,95 +287,6 @@ class RouteView(TypedDict, total=False):
     """See ``AgentState.step_count``."""
 
 
-def _listed(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else [] if value is None else [value]
-
-
-def _concatenated(first: Any, second: Any) -> list[Any]:
-    return [*_listed(first), *_listed(second)]
-
-
-def _messages_in_one(first: Any, second: Any) -> list[Any]:
-    """Both lists of message writes; ``add_messages`` merges by id and removes in order."""
-    earlier, later = _listed(first), _listed(second)
-    removed = {getattr(m, "id", None) for m in earlier if isinstance(m, RemoveMessage)}
-    if any(getattr(m, "id", None) in removed for m in later if not isinstance(m, RemoveMessage)):
-        # in two steps it would come back at the end; in one it stays where it was
-        msg = "a message removed by the first write is added again by the second"
-        raise ValueError(msg)
-    return [*earlier, *later]
-
-
-def _merged(first: SlotValues | None, second: SlotValues | None) -> SlotValues:
-    return {**(first or {}), **(second or {})}
-
-
-REDUCERS: dict[str, Callable[[Any, Any], Any]] = {
-    key: hint.__metadata__[-1]
-    for key, hint in get_type_hints(AgentState, include_extras=True).items()
-    if get_origin(hint) is Annotated
-}
-"""The reducer of each ``AgentState`` key that has one; every other key keeps the last write."""
-
-_EMPTY: dict[str, Callable[[], Any]] = {
-    key: get_origin(get_args(hint)[0]) or get_args(hint)[0]
-    for key, hint in get_type_hints(AgentState, include_extras=True).items()
-    if get_origin(hint) is Annotated
-}
-"""What a reducer's channel holds before its first write (LangGraph starts it at ``typ()``)."""
-
-_ONE_WRITE: dict[Callable[[Any, Any], Any], Callable[[Any, Any], Any]] = {
-    add_messages: _messages_in_one,
-    append_protocol: _concatenated,
-    append_results: _concatenated,
-    add_steps: lambda first, second: (first or 0) + (second or 0),
-    merge_slots: _merged,
-}
-"""For each reducer, one write that does what two writes in a row do:
-``reducer(reducer(s, a), b) == reducer(s, one(a, b))``. Appending appends both lists (adding
-messages merges by id and removes in order, the same for one list as for two, but for a
-message the first removes and the second adds again, which is refused); counting adds; slots
-merge, a later ``None`` still clearing a slot."""
-
-
-def applied(state: Mapping[str, Any], update: Mapping[str, Any]) -> StateUpdate:
-    """Return ``state`` after ``update``, as the graph's channels would apply it."""
-    out = dict(state)
-    for key, value in update.items():
-        reducer = REDUCERS.get(key)
-        if isinstance(value, Overwrite):
-            out[key] = value.value
-        elif reducer is None:
-            out[key] = value
-        else:
-            out[key] = reducer(out[key] if key in out else _EMPTY[key](), value)
-    return out
-
-
-def in_one_write(first: Mapping[str, Any], second: Mapping[str, Any]) -> StateUpdate:
-    """Return one update that leaves the state as ``first`` and then ``second`` would.
-
-    A key only one of them writes keeps its write; a key without a reducer takes the second
-    value; an ``Overwrite`` in ``second`` wins; after an ``Overwrite`` in ``first`` the second
-    value is reduced into it (the channel would have held that value for the second write);
-    otherwise the reducer's one-write form joins them (``_ONE_WRITE``).
-    """
-    out = dict(first)
-    for key, value in second.items():
-        if key not in out:
-            out[key] = value
-            continue
-        reducer = REDUCERS.get(key)
-        earlier = out[key]
-        if reducer is None or isinstance(value, Overwrite):
-            out[key] = value
-        elif isinstance(earlier, Overwrite):
-            out[key] = Overwrite(reducer(earlier.value, value))
-        else:
-            out[key] = _ONE_WRITE[reducer](earlier, value)
-    return out
-
-
 @dataclass(kw_only=True)
 class Context:
     """Trusted runtime context, passed with ``context=``. Identity comes only from here."""
@@ -409,7 +315,6 @@ __all__ = [
     "ConversationSummary",
     "NextStep",
     "PendingConfirmation",
-    "REDUCERS",
     "Overwrite",
     "PayloadStore",
     "ProtocolMessage",
@@ -424,7 +329,5 @@ __all__ = [
     "add_steps",
     "append_protocol",
     "append_results",
-    "applied",
-    "in_one_write",
     "merge_slots",
 ]

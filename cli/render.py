@@ -22,13 +22,12 @@ ANSWERS = frozenset({"reply", "clarify", "handoff", "__interrupt__"})
 
 
 def show_update(console: Console, node: str, update: Any, *, answers_only: bool = False) -> None:
-    """Print one node's update, a line per step it took (with ``answers_only``, the answers).
+    """Print one node's update as a line (with ``answers_only``, only what the user is told).
 
-    The intent node goes on into slot filling, and the tool node into the reply, in the same
-    superstep when their edges lead there (``nodes.fusion``): their update then holds both
-    steps, and each gets its own line, as when they were apart.
+    Every node runs in a step of its own; the intent node's update may also hold an answer it
+    gave itself (a greeting, a message too long), printed as a ``reply`` line.
     """
-    if not update or (answers_only and node not in ANSWERS | {"tool", "intent"}):
+    if not update or (answers_only and node not in ANSWERS | {"intent"}):
         return
     for step, line in _lines(node, update):
         if answers_only and step not in ANSWERS:
@@ -43,18 +42,12 @@ def _lines(node: str, update: Any) -> list[tuple[str, str]]:
         return [("__interrupt__", _question(payload))]
     if node == "intent":
         lines = [("intent", _intent_line(update))]
-        if "missing_slots" in update:  # slot filling ran in the same superstep
-            lines.append(("slot_filling", _slots_line(update)))
         for message in update.get("messages") or []:  # hello, too long, a set-aside action
             if isinstance(message, AIMessage) and not message.tool_calls:
                 lines.append(("reply", str(message.content)))
         return lines
     if node == "tool":
-        lines = [("tool", _tool_line(update))]
-        reply = _reply(update)
-        if reply is not None:  # the reply ran in the same superstep
-            lines.append(("reply", reply))
-        return lines
+        return [("tool", _tool_line(update))]
     if node == "reflect_refine":
         return [("reflect_refine", _reflect_line(update))]
     if node == "propose":  # the question or notice written before the action, if any
@@ -140,14 +133,6 @@ def _results_line(update: StateUpdate) -> str:
 def _results(update: StateUpdate) -> list[ToolResult]:
     results = update.get("tool_results") or []
     return list(getattr(results, "value", results))
-
-
-def _reply(update: StateUpdate) -> str | None:
-    """The text of the answer an update adds, if it adds one (not a call it announces)."""
-    for message in reversed(update.get("messages") or []):
-        if isinstance(message, AIMessage) and not message.tool_calls and message.content:
-            return str(message.content)
-    return None
 
 
 def _plain(note: Any) -> ProtocolRecord:

@@ -40,6 +40,7 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
+from langgraph.types import Overwrite
 from opentelemetry.trace import Span
 
 from config.limits import json_bytes
@@ -288,8 +289,8 @@ class TraceRecorder(BaseCallbackHandler):
         if "intent" in update and isinstance(update.get("intent"), str):
             self._write_intent(run, update)
             attributes.update(intent=update.get("intent"), confidence=update.get("confidence"))
-        if "missing_slots" in update or as_list(update.get("pending_tool_calls")):
-            self._write_arguments(run, update)  # also after intent, in the same superstep
+        elif "missing_slots" in update or as_list(update.get("pending_tool_calls")):
+            self._write_arguments(run, update)
         results = as_list(update.get("tool_results"))
         if results:
             calls = self._write_execution(run, results)
@@ -352,13 +353,18 @@ class TraceRecorder(BaseCallbackHandler):
             for call in as_list(update.get("pending_tool_calls"))
             if isinstance(call, Mapping)
         ]
-        slots = update.get("slots")
+        written = update.get("slots")
+        slots = getattr(written, "value", written)  # an ``Overwrite`` replaces them all
+        if not isinstance(written, Overwrite):  # else merged into the slots the node read
+            before = run.inputs.get("slots") if isinstance(run.inputs, Mapping) else None
+            merged = {**(before or {}), **(slots or {})}
+            slots = {name: value for name, value in merged.items() if value is not None}
         self._write(
             run,
             {
                 **self._header(run, "arguments"),
                 "node": run.name,
-                "slots": getattr(slots, "value", slots),
+                "slots": slots,
                 "missing": as_list(update.get("missing_slots")),
                 "invalid": update.get("invalid_slots") or {},
                 "proposed": proposed,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from config.settings import LOCAL_MODEL_NAME, local_base_url
@@ -27,6 +26,10 @@ def make_chat_model(
     logprobs: bool = True,
 ) -> Any:
     """A ``ChatOpenAI`` with every limit set (``max_tokens`` always: small models run on)."""
+    # imported here: the OpenAI client's import is a second of every process's start-up (each
+    # test worker, ``langgraph dev``, each ``reach`` command), with or without a model
+    from langchain_openai import ChatOpenAI  # noqa: PLC0415
+
     options: dict[str, Any] = {}  # ChatOpenAI keyword arguments, added as configured
     if logprobs:
         options.update(logprobs=True, top_logprobs=3)

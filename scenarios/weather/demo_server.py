@@ -42,5 +42,9 @@ class _Handler(BaseHTTPRequestHandler):
 def start_demo_weather_server() -> tuple[ThreadingHTTPServer, str]:
     """Serve the demo weather API on a free loopback port; return the server and its URL."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # polled every 50 ms, so that ``shutdown()`` returns at once (at the default 0.5 s every
+    # test that starts one waited half a second to stop it)
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    ).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"

@@ -34,6 +34,8 @@ from tools.registry.lifecycle import ToolLifecycle
 # ---- one row --------------------------------------------------------------------------------
 
 RATE_RULE = "1/hour"
+RESTORED_DEADLINE_S = 1.0
+"""A timeout row's tool, restored: long enough for a real local call, short to wait out."""
 
 
 @dataclass
@@ -135,9 +137,12 @@ def _inject(
         changes["rate_limit"] = RATE_RULE
         limiter.hit(RATE_RULE, row.route.user, tool)  # the user's one call this hour is used
     _replace(registry, tool, **changes)
+    # a timeout row's tool comes back with a short deadline too: the next turn's same request
+    # waits at most that long for the abandoned call's record (the card's own 5 s otherwise)
+    back: dict[str, Any] = {"timeout_s": RESTORED_DEADLINE_S} if "timeout_s" in changes else {}
     row.restore.append(
         lambda: registry.register(
-            dataclasses.replace(original, handler=spied), replace_existing=True
+            dataclasses.replace(original, handler=spied, **back), replace_existing=True
         )
     )
     for value in changes.values():

@@ -84,7 +84,7 @@ def test_time_travel_restores_the_trimmed_state_of_that_point(make_app, monkeypa
     for turn in range(5):
         say(app, f"OD-20240618-001 到哪了 #{turn}")
     # the checkpoints that ended each turn, newest first; [2] ended turn 3
-    ends = [e for e in reversed(time_travel.history(app, "t1")) if e.node == "tool" and not e.next]
+    ends = [e for e in reversed(time_travel.history(app, "t1")) if e.node == "reply" and not e.next]
     third = time_travel.get_checkpoint(app, "t1", ends[2].checkpoint_id)
     at_third = [m.content for m in third.values["messages"] if isinstance(m, HumanMessage)]
     assert at_third == ["OD-20240618-001 到哪了 #1", "OD-20240618-001 到哪了 #2"]

@@ -75,7 +75,7 @@ def test_weather_404_is_an_unknown_city(make_app, weather_api):
     weather_api.expect_request("/weather").respond_with_json({"error": "not found"}, status=404)
     out = say(make_app(), "阿特兰蒂斯的天气")
     assert out["messages"][-1].content.startswith("未找到该城市：阿特兰蒂斯")
-    assert nodes_visited(make_app(), "阿特兰蒂斯的天气", thread="x")[-1] == "tool"  # and replied
+    assert nodes_visited(make_app(), "阿特兰蒂斯的天气", thread="x")[-1] == "reply"
 
 
 def test_weather_timeout_gives_a_degraded_reply(make_app, weather_api, monkeypatch):

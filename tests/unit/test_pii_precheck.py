@@ -24,6 +24,7 @@ from security.pii_patterns import (
     _SUSPECT_CLASS,
     ZERO_WIDTH,
 )
+from tests.properties import examples
 
 PIECES = [
     *"0123456789Xx -\t",
@@ -68,7 +69,7 @@ PIECES = [
 ]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=40))
 def test_precheck_never_hides_a_finding(parts: list[str]) -> None:
     text = "".join(parts)
@@ -105,7 +106,7 @@ def test_stem_spoiler_covers_every_character_that_folds_into_a_stem() -> None:
 FRAMING = st.binary(max_size=6)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=40), FRAMING, FRAMING)
 def test_the_bytes_precheck_holds_every_string_the_text_precheck_holds(parts, before, after):
     # a string packed anywhere, with any framing around it, is still seen
