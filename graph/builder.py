@@ -49,7 +49,7 @@ from nodes.slot_filling import make_slot_filling_node
 from nodes.tool import make_tool_node
 from observability.trace_callbacks import trace_callbacks
 from scenarios import SCENARIOS
-from state import AgentState, Context
+from state import AgentState, Context, StateUpdate
 from storage.transcript import TranscriptStore, open_transcript_store
 
 
@@ -69,7 +69,7 @@ class _Step:
         self.__name__ = getattr(node, "__name__", type(node).__name__)
         self.__doc__ = node.__doc__
 
-    def __call__(self, state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def __call__(self, state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Run the node."""
         return self.node(state, runtime=runtime)
 
