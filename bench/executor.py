@@ -25,17 +25,18 @@ from redis import Redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.roundtrips import SENDS  # noqa: E402
+from observability.audit import AuditLog  # noqa: E402
+from security.permissions import Permissions  # noqa: E402
 from tests.services import RedisServer  # noqa: E402
-from tools.admission import RedisAdmission  # noqa: E402
-from tools.audit import AuditLog  # noqa: E402
-from tools.executor import ActionExecutor  # noqa: E402
-from tools.permissions import Permissions  # noqa: E402
-from tools.registry import ToolCard, ToolContext, ToolRegistry  # noqa: E402
-from tools.stores import (  # noqa: E402
+from tools.executor.admission import RedisAdmission  # noqa: E402
+from tools.executor.pipeline import ActionExecutor  # noqa: E402
+from tools.executor.stores import (  # noqa: E402
     MemoryIdempotencyStore,
     MemoryResultCache,
     SQLiteIdempotencyStore,
 )
+from tools.registry.cards import ToolCard, ToolRegistry  # noqa: E402
+from tools.registry.context import ToolContext  # noqa: E402
 
 
 class Ping(BaseModel):

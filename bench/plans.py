@@ -39,12 +39,12 @@ import httpx
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from config.settings import Settings, get_settings
 from graph.builder import build_graph
 from scenarios import SCENARIOS
 from state import Context
-from tools.db import Database
-from tools.plans import PlanCache
-from tools.settings import Settings, get_settings
+from storage.db import Database
+from understanding.plans import PlanCache
 
 ALICE = Context(user_id="u_10001", user_role="customer")
 VALID_ID = "110101199001011237"

@@ -37,13 +37,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.types import Command  # noqa: E402
 
-from cli.weather_server import start_demo_weather_server  # noqa: E402
+from config.settings import Settings  # noqa: E402
 from graph.builder import build_graph  # noqa: E402
 from scenarios import SCENARIOS  # noqa: E402
+from scenarios.weather.demo_server import start_demo_weather_server  # noqa: E402
 from state import Context  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAIServer, Scripted  # noqa: E402
 from tests.helpers import open_database  # noqa: E402
-from tools.settings import Settings  # noqa: E402
 
 CONVERSATIONS: dict[str, list[str]] = {
     "status question": ["OD-20240618-001 到哪了"],
@@ -71,8 +71,8 @@ def echo_rules(body: dict[str, Any]) -> Scripted | None:
 def _rules_reading(text: str) -> list[dict[str, Any]]:
     from datetime import date  # noqa: PLC0415
 
-    from nodes.tasks import ScenarioSet  # noqa: PLC0415
-    from nodes.understanding import RuleBasedUnderstanding  # noqa: PLC0415
+    from contract.scenario import ScenarioSet  # noqa: PLC0415
+    from understanding.recognizer import RuleBasedUnderstanding  # noqa: PLC0415
     from understanding.rules import RuleCommandGenerator  # noqa: PLC0415
     from understanding.view import DialogueView  # noqa: PLC0415
 
@@ -122,7 +122,7 @@ def run(mode: str, base_url: str | None, requests: list[dict[str, Any]]) -> dict
     per_conversation: dict[str, list[int]] = {}
     try:
         with environment(**env):
-            from tools.settings import get_settings  # noqa: PLC0415
+            from config.settings import get_settings  # noqa: PLC0415
 
             get_settings.cache_clear()
             db = open_database(work / "business.db")

@@ -23,15 +23,15 @@ from cli.render import show_update
 from cli.token import token
 from cli.tools_cmd import tools_app
 from cli.trace import trace
-from cli.weather_server import start_demo_weather_server
+from config.settings import Settings, get_settings
 from graph import time_travel
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
 from graph.run_lock import LockedGraph
 from nodes.confirmation import read_decisions
-from nodes.model_understanding import parse_choice
+from scenarios.weather.demo_server import start_demo_weather_server
 from state import Context
-from tools.settings import Settings, get_settings
+from understanding.chat import parse_choice
 
 app = typer.Typer(help="Agent-Reach: an agent that understands, asks, acts and recovers.")
 console = Console()

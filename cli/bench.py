@@ -13,8 +13,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from cli.model import LOCAL_MODEL_NAME, local_base_url
-from tools.settings import get_settings
+from config.settings import LOCAL_MODEL_NAME, get_settings, local_base_url
 
 bench_app = typer.Typer(help="Benchmarks against public yardsticks (τ²-bench).")
 console = Console()

@@ -13,13 +13,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
+from config.settings import get_settings
 from eval.backends import model_upstream, rules_understanding
-from eval.harness import SLICES, Evaluation, load_cases, run_evaluation
+from eval.case_set import SLICES, load_cases
+from eval.harness import Agent, Evaluation, run_evaluation
 from eval.model_cache import CachingProxy, ModelCache
 from eval.report import headline, truth_table, write_report
-from tools.audit import AuditLog, default_audit_path
-from tools.metrics import default_metrics
-from tools.settings import get_settings
+from observability.audit import AuditLog, default_audit_path
+from observability.metrics import default_metrics
 
 console = Console()
 
@@ -31,7 +32,7 @@ def _understanding_factory(mode: str) -> Any:
     endpoint select the model the way ``REACH_MODEL`` does (this command is the process's
     entry point, so it sets that one variable before the settings are read); any other value
     is ``module:Factory`` (a class or function that returns an object implementing
-    ``nodes.understanding.Understanding``).
+    ``understanding.recognizer.Understanding``).
     """
     if mode == "rules":
         return rules_understanding
@@ -72,7 +73,7 @@ def eval_command(
     if only:
         prefixes = tuple(p.strip() for p in only.split(",") if p.strip())
         chosen = [case for case in chosen if case.id.startswith(prefixes)]
-    agents = ("agent", "bare") if bare else ("agent",)
+    agents: tuple[Agent, ...] = ("agent", "bare") if bare else ("agent",)
     total = len(chosen) * trials * len(agents)
     with Progress(
         "[progress.description]{task.description}",

@@ -15,12 +15,12 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from rich.console import Console
 from rich.table import Table
 
+from config.settings import get_settings
 from nodes.services import Services
+from observability.audit import default_audit_path, iter_jsonl
+from observability.metrics import BREAKER_STATES, LogTail, Tally, percentile, render_latest
 from scenarios import SCENARIOS
-from tools.audit import default_audit_path, iter_jsonl
-from tools.lifecycle import coverage_lines, tool_coverage
-from tools.metrics import BREAKER_STATES, LogTail, Tally, percentile, render_latest
-from tools.settings import get_settings
+from tools.registry.lifecycle import coverage_lines, tool_coverage
 
 TARGETS: dict[str, tuple[str, str]] = {
     # metric: (target as the design states it, how to format)

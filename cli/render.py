@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from rich.console import Console
 from rich.text import Text
 
-from state import ProtocolMessage
+from state import ProtocolMessage, ProtocolRecord, StateUpdate, ToolResult
 
 
-def _last_note(update: dict[str, Any]) -> dict[str, Any]:
+def _last_note(update: StateUpdate) -> ProtocolRecord:
     return _plain(update["protocol"][-1])
 
 
@@ -21,13 +22,12 @@ ANSWERS = frozenset({"reply", "clarify", "handoff", "__interrupt__"})
 
 
 def show_update(console: Console, node: str, update: Any, *, answers_only: bool = False) -> None:
-    """Print one node's update, a line per step it took (with ``answers_only``, the answers).
+    """Print one node's update as a line (with ``answers_only``, only what the user is told).
 
-    The intent node goes on into slot filling, and the tool node into the reply, in the same
-    superstep when their edges lead there (``nodes.fusion``): their update then holds both
-    steps, and each gets its own line, as when they were apart.
+    Every node runs in a step of its own; the intent node's update may also hold an answer it
+    gave itself (a greeting, a message too long), printed as a ``reply`` line.
     """
-    if not update or (answers_only and node not in ANSWERS | {"tool", "intent"}):
+    if not update or (answers_only and node not in ANSWERS | {"intent"}):
         return
     for step, line in _lines(node, update):
         if answers_only and step not in ANSWERS:
@@ -42,18 +42,12 @@ def _lines(node: str, update: Any) -> list[tuple[str, str]]:
         return [("__interrupt__", _question(payload))]
     if node == "intent":
         lines = [("intent", _intent_line(update))]
-        if "missing_slots" in update:  # slot filling ran in the same superstep
-            lines.append(("slot_filling", _slots_line(update)))
         for message in update.get("messages") or []:  # hello, too long, a set-aside action
             if isinstance(message, AIMessage) and not message.tool_calls:
                 lines.append(("reply", str(message.content)))
         return lines
     if node == "tool":
-        lines = [("tool", _tool_line(update))]
-        reply = _reply(update)
-        if reply is not None:  # the reply ran in the same superstep
-            lines.append(("reply", reply))
-        return lines
+        return [("tool", _tool_line(update))]
     if node == "reflect_refine":
         return [("reflect_refine", _reflect_line(update))]
     if node == "propose":  # the question or notice written before the action, if any
@@ -72,7 +66,7 @@ def _question(payload: Any) -> str:
     return str(payload.get("question", payload)) if isinstance(payload, dict) else str(payload)
 
 
-def _intent_line(update: dict[str, Any]) -> str:
+def _intent_line(update: StateUpdate) -> str:
     confidence = update.get("confidence")
     if confidence is None:  # a typed answer to a pending confirmation, a hand-over
         evidence = update.get("intent_evidence")
@@ -84,7 +78,7 @@ def _intent_line(update: dict[str, Any]) -> str:
     )
 
 
-def _reflect_line(update: dict[str, Any]) -> str:
+def _reflect_line(update: StateUpdate) -> str:
     note = _last_note(update)["content"]
     if note.get("trigger") == "tool_failure":
         return f"tool failed, retry #{update.get('retry_count')}"
@@ -93,8 +87,8 @@ def _reflect_line(update: dict[str, Any]) -> str:
     return f"re-examined → {after['intent']} ({after['confidence']:.2f}), decision={decision}"
 
 
-def _slots_line(update: dict[str, Any]) -> str:
-    note = next(
+def _slots_line(update: StateUpdate) -> str:
+    note: Mapping[str, Any] = next(  # slot filling's own note (``nodes.slot_filling``)
         (
             n["content"]
             for n in reversed([_plain(p) for p in update.get("protocol") or []])
@@ -113,7 +107,7 @@ def _slots_line(update: dict[str, Any]) -> str:
     return line
 
 
-def _tool_line(update: dict[str, Any]) -> str:
+def _tool_line(update: StateUpdate) -> str:
     if update.get("decision") == "revise":
         return f"corrected {update.get('slots')}; asking again"
     parts = []
@@ -129,25 +123,17 @@ def _tool_line(update: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _results_line(update: dict[str, Any]) -> str:
+def _results_line(update: StateUpdate) -> str:
     return "; ".join(
         f"{r['tool']} → {r['status']}" + (f"/{r['error_type']}" if r["error_type"] else "")
         for r in _results(update)
     )
 
 
-def _results(update: dict[str, Any]) -> list[dict[str, Any]]:
+def _results(update: StateUpdate) -> list[ToolResult]:
     results = update.get("tool_results") or []
     return list(getattr(results, "value", results))
 
 
-def _reply(update: dict[str, Any]) -> str | None:
-    """The text of the answer an update adds, if it adds one (not a call it announces)."""
-    for message in reversed(update.get("messages") or []):
-        if isinstance(message, AIMessage) and not message.tool_calls and message.content:
-            return str(message.content)
-    return None
-
-
-def _plain(note: Any) -> dict[str, Any]:
+def _plain(note: Any) -> ProtocolRecord:
     return note.model_dump(mode="json") if isinstance(note, ProtocolMessage) else dict(note)

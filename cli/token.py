@@ -14,8 +14,8 @@ from typing import Annotated
 
 import typer
 
-from tools.settings import get_settings
-from tools.tokens import ROLES, issue_token, parse_ttl, read_token
+from config.settings import get_settings
+from security.tokens import ROLES, issue_token, parse_ttl, read_token
 
 
 def token(

@@ -13,18 +13,18 @@ from typing import Annotated
 
 import typer
 
+from config.settings import get_settings
 from nodes.services import Services
+from observability.audit import AuditLog
 from scenarios import SCENARIOS
-from tools.audit import AuditLog
-from tools.lifecycle import (
+from tools.registry.cards import ToolRegistry
+from tools.registry.lifecycle import (
     TransitionRefusedError,
     coverage_lines,
     lifecycle_from_settings,
     read_audit_records,
     tool_coverage,
 )
-from tools.registry import ToolRegistry
-from tools.settings import get_settings
 
 tools_app = typer.Typer(help="List, enable, disable, deprecate and retire tools at run time.")
 

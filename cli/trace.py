@@ -19,8 +19,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tools.audit import default_audit_path, read_jsonl, read_stream
-from tools.settings import get_settings
+from config.limits import JsonObject
+from config.settings import get_settings
+from observability.audit import default_audit_path, read_jsonl, read_stream
 
 Source = Literal["auto", "file", "redis"]
 
@@ -37,7 +38,7 @@ _STYLE = {
 
 def load_records(
     thread: str, *, source: Source = "auto", audit: Path | None = None
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:  # records read back: whatever a writer of any version put there
     """Return the thread's records in time order, from the stream or the file."""
     settings = get_settings()
     use_redis = source == "redis" or (

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from nodes.tasks import Scenario, SlotResult, Speaker, TaskSpec
+from contract.scenario import Scenario, SlotResult, Speaker, TaskSpec
 from state import AgentState, ToolResult
-from tools.errors import ResourceNotFoundError
-from tools.registry import ToolCard, ToolContext
+from tools.executor.errors import ResourceNotFoundError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 HOURS = {"北京": "09:00–21:00", "上海": "10:00–22:00"}
 
@@ -22,7 +23,14 @@ class StoreQuery(BaseModel):
     city: str = Field(min_length=1, max_length=20, description="The store's city, e.g. 北京.")
 
 
-def query_store_hours(args: StoreQuery, ctx: ToolContext) -> dict[str, Any]:
+class StoreHours(TypedDict):
+    """What ``query_store_hours`` answers."""
+
+    city: str
+    hours: str
+
+
+def query_store_hours(args: StoreQuery, ctx: ToolContext) -> StoreHours:
     """Look up a store's opening hours."""
     if args.city not in HOURS:
         raise ResourceNotFoundError(f"no store in {args.city}", details={"city": args.city})

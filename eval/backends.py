@@ -16,20 +16,27 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from cli.model import local_base_url
-from cli.weather_server import start_demo_weather_server
+from config.settings import Settings, get_settings, local_base_url
 from graph.builder import build_graph
 from nodes.services import Services
-from nodes.understanding import Understanding
+from observability.audit import AuditLog
 from scenarios import SCENARIOS
-from tools.audit import AuditLog
-from tools.db import Database
-from tools.errors import PermanentToolError, ToolError, TransientToolError
-from tools.executor import ActionExecutor, Decision, ExecutorSettings, PreparedCall, envelope
-from tools.failures import classify, said
-from tools.permissions import Permissions
-from tools.registry import ToolCard, ToolContext, ToolRegistry
-from tools.settings import Settings, get_settings
+from scenarios.weather.demo_server import start_demo_weather_server
+from security.permissions import Permissions
+from state import StateUpdate
+from storage.db import Database
+from tools.executor.errors import PermanentToolError, ToolError, TransientToolError
+from tools.executor.failures import classify, said
+from tools.executor.pipeline import (
+    ActionExecutor,
+    Decision,
+    ExecutorSettings,
+    PreparedCall,
+    envelope,
+)
+from tools.registry.cards import ToolCard, ToolRegistry
+from tools.registry.context import ToolContext
+from understanding.recognizer import Understanding
 
 SEEDS = [scenario.seed for scenario in SCENARIOS if scenario.seed is not None]
 """The shipped scenarios' tables and demo rows."""
@@ -53,7 +60,7 @@ def eval_settings(*, today: str | date, weather_url: str, base_url: str | None =
     points the model at the evaluation's cache proxy.
     """
     day = today if isinstance(today, date) else date.fromisoformat(str(today))
-    update: dict[str, Any] = {"today": day, "weather_url": weather_url}
+    update: StateUpdate = {"today": day, "weather_url": weather_url}
     if base_url is not None:
         update["base_url"] = base_url
     return get_settings().model_copy(update=update)

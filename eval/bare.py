@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from eval.backends import (
@@ -24,6 +25,8 @@ from eval.backends import (
     ToolRegistry,
     envelope,
 )
+from tools.executor.envelope import ToolResult
+from tools.registry.types import Arguments
 
 NAIVE_ATTEMPTS = 3
 """Attempts per call, whatever the tool does."""
@@ -38,7 +41,7 @@ class BareExecutor(ActionExecutor):
         self.proposed = 0
         """Calls proposed to this executor (none is ever intercepted)."""
 
-    def prepare(self, call: dict[str, Any], ctx: ToolContext) -> PreparedCall | dict[str, Any]:
+    def prepare(self, call: Mapping[str, Any], ctx: ToolContext) -> PreparedCall | ToolResult:
         """Look the tool up and build its arguments without validating them."""
         self.proposed += 1
         name = str(call.get("name", ""))
@@ -76,7 +79,7 @@ class BareExecutor(ActionExecutor):
         *,
         decision: Decision | None = None,
         started: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Ask for confirmation like the agent does, then call the handler, retrying blindly."""
         started = time.perf_counter() if started is None else started
         card = prepared.card
@@ -88,7 +91,7 @@ class BareExecutor(ActionExecutor):
                 data={"action": prepared.action()},
                 request_id=prepared.request_id,
             )
-        last: dict[str, Any] = {}
+        last: ToolResult = {}
         for attempt in range(1, NAIVE_ATTEMPTS + 1):
             try:
                 data = card.handler(prepared.args, ctx)
@@ -128,8 +131,8 @@ class BareExecutor(ActionExecutor):
         return last
 
     def execute(
-        self, call: dict[str, Any], ctx: ToolContext, *, decision: Decision | None = None
-    ) -> dict[str, Any]:
+        self, call: Mapping[str, Any], ctx: ToolContext, *, decision: Decision | None = None
+    ) -> ToolResult:
         """Prepare and run one call."""
         prepared = self.prepare(call, ctx)
         if isinstance(prepared, dict):
@@ -137,8 +140,8 @@ class BareExecutor(ActionExecutor):
         return self.run(prepared, ctx, decision=decision)
 
     def with_arguments(
-        self, prepared: PreparedCall, parameters: dict[str, Any], ctx: ToolContext
-    ) -> PreparedCall | dict[str, Any]:
+        self, prepared: PreparedCall, parameters: Arguments, ctx: ToolContext
+    ) -> PreparedCall | ToolResult:
         """Take edited arguments as they are."""
         return self.prepare({"name": prepared.card.name, "parameters": parameters}, ctx)
 

@@ -26,7 +26,7 @@ import dataclasses
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,7 +191,7 @@ def _valid(card: ToolCard, args: Any) -> bool:
     return True
 
 
-def _drift(result: dict[str, Any]) -> dict[str, Any]:
+def _drift(result: Mapping[str, object]) -> dict[str, object]:  # any tool's result
     """Rename the first non-id field, as a backend upgrade without notice would."""
     drifted = dict(result)
     for key in result:
@@ -201,7 +201,7 @@ def _drift(result: dict[str, Any]) -> dict[str, Any]:
     return drifted
 
 
-def _poison(result: dict[str, Any]) -> dict[str, Any]:
+def _poison(result: Mapping[str, object]) -> dict[str, object]:  # any tool's result
     poisoned = dict(result)
     for key, value in result.items():
         if isinstance(value, str) and not key.endswith("_id"):

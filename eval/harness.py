@@ -14,12 +14,12 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
-import yaml
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
@@ -37,13 +37,13 @@ from eval.backends import (
     start_weather_server,
 )
 from eval.bare import BareExecutor
+from eval.case_set import Case
+from eval.db_state import Mismatch, diff, duplicates, expected_state, snapshot
 from eval.faults import FaultInjector
 from eval.model_cache import CachingProxy
-from eval.truth import named, told_by_class, turn_cause
+from eval.truth import Told, named, told_by_class, turn_cause
 from state import Context
 
-CASES_DIR = Path(__file__).parent / "cases"
-DEFAULT_TODAY = "2024-06-18"
 USERS: dict[str, str] = {
     "u_10001": "customer",
     "u_10002": "customer",
@@ -52,206 +52,6 @@ USERS: dict[str, str] = {
 }
 FAST = ExecutorSettings(backoff_initial_s=0.001, backoff_max_s=0.005, backoff_jitter_s=0.001)
 Agent = Literal["agent", "bare"]
-
-# ---- cases ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Case:
-    """One scripted conversation and what it must leave behind."""
-
-    id: str
-    scenario: str
-    user: str
-    lang: str
-    turns: tuple[Any, ...]
-    """Strings are user messages; ``{"resume": answer}`` answers a confirmation."""
-    intent: str | None
-    calls: tuple[str, ...]
-    """Tools that must reach a backend (as a set); empty: none may."""
-    db: dict[str, Any]
-    """Expected changes to the seed snapshot (see ``snapshot``)."""
-    tags: tuple[str, ...] = ()
-    today: str = DEFAULT_TODAY
-    backend: dict[str, str] = field(default_factory=dict)
-    """Faults pinned to tools for this case (backend failures, injection)."""
-
-
-def load_cases(path: Path | None = None) -> list[Case]:
-    """Load every ``*.yaml`` under ``path`` (default ``eval/cases``); ids must be unique."""
-    root = path or CASES_DIR
-    files = [root] if root.is_file() else sorted(root.glob("*.yaml"))
-    cases: list[Case] = []
-    for file in files:
-        for raw in yaml.safe_load(file.read_text(encoding="utf-8")) or []:
-            cases.append(
-                Case(
-                    id=raw["id"],
-                    scenario=raw.get("scenario", file.stem),
-                    user=raw.get("user", "u_10001"),
-                    lang=raw.get("lang", "zh"),
-                    turns=tuple(raw["turns"]),
-                    intent=raw.get("intent"),
-                    calls=tuple(raw.get("calls") or ()),
-                    db=raw.get("db") or {},
-                    tags=tuple(raw.get("tags") or ()),
-                    today=str(raw.get("today", DEFAULT_TODAY)),
-                    backend=raw.get("backend") or {},
-                )
-            )
-    ids = Counter(case.id for case in cases)
-    dupes = [case_id for case_id, n in ids.items() if n > 1]
-    if dupes:
-        msg = f"duplicate case ids: {dupes}"
-        raise ValueError(msg)
-    return cases
-
-
-SLICE_TAGS = (
-    "typical",
-    "missing_slot",
-    "invalid_value",
-    "correction",
-    "permission",
-    "rejected",
-    "backend_failure",
-    "injection",
-    "small_talk",
-)
-"""The kinds of case the model slice must represent."""
-
-SLICE_STRATA: tuple[tuple[str, ...], ...] = (
-    ("typical",),
-    ("missing_slot", "invalid_value", "correction"),
-    ("permission", "rejected"),
-    ("backend_failure", "injection"),
-    ("small_talk",),
-)
-"""Groups of ``SLICE_TAGS``: the slice covers each group, and each language, per scenario."""
-
-
-def model_slice(cases: Sequence[Case]) -> list[Case]:
-    """Return the fixed slice used for model modes (a full model run takes hours here).
-
-    Rule: walk the cases in load order (files sorted by name, cases in file order) and keep
-    a case when it brings its scenario a stratum of ``SLICE_STRATA`` or a language that no
-    kept case of that scenario has. Then, for each tag of ``SLICE_TAGS`` still absent, add
-    the first case carrying it. The rule reads tags and languages only, never an outcome.
-    """
-    strata = {tag: str(i) for i, group in enumerate(SLICE_STRATA) for tag in group}
-    covered: set[tuple[str, str]] = set()
-    kept: set[str] = set()
-    for case in cases:
-        keys = {(case.scenario, strata[tag]) for tag in case.tags if tag in strata}
-        keys.add((case.scenario, f"lang:{case.lang}"))
-        if keys - covered:
-            kept.add(case.id)
-            covered |= keys
-    for tag in SLICE_TAGS:
-        if not any(tag in case.tags for case in cases if case.id in kept):
-            first = next((case for case in cases if tag in case.tags), None)
-            if first is not None:
-                kept.add(first.id)
-    return [case for case in cases if case.id in kept]
-
-
-SLICES: dict[str, Callable[[Sequence[Case]], list[Case]]] = {"model": model_slice}
-"""Named, fixed selections for ``reach eval --slice``."""
-
-# ---- database state --------------------------------------------------------------------
-
-LIST_KEYS = ("refunds", "transfers", "flight_bookings", "appointments")
-COUNT_KEYS = ("urges", "notifications")
-MERGE_KEYS = ("balances", "seats", "slots")
-
-
-def snapshot(db: Database) -> dict[str, Any]:
-    """Return the business state the cases are scored on."""
-    return {
-        "refunds": sorted(
-            [r["order_id"], r["amount_cents"], r["status"]]
-            for r in db.query("SELECT order_id, amount_cents, status FROM refunds")
-        ),
-        "urges": {
-            r["order_id"]: r["n"]
-            for r in db.query(
-                "SELECT order_id, COUNT(*) AS n FROM delivery_urges GROUP BY order_id"
-            )
-        },
-        "notifications": {
-            f"{r['user_id']}:{r['channel']}": r["n"]
-            for r in db.query(
-                "SELECT user_id, channel, COUNT(*) AS n FROM notifications GROUP BY 1, 2"
-            )
-        },
-        "balances": {
-            r["account_id"]: r["balance_cents"]
-            for r in db.query("SELECT account_id, balance_cents FROM accounts")
-        },
-        "transfers": sorted(
-            [r["from_account"], r["to_account"], r["amount_cents"], r["status"]]
-            for r in db.query(
-                "SELECT from_account, to_account, amount_cents, status FROM transfers"
-            )
-        ),
-        "flight_bookings": sorted(
-            [r["flight_no"], r["flight_date"], r["user_id"], r["passenger_name"]]
-            for r in db.query(
-                "SELECT flight_no, flight_date, user_id, passenger_name FROM flight_bookings"
-            )
-        ),
-        "seats": {
-            f"{r['flight_no']}@{r['flight_date']}": r["seats_left"]
-            for r in db.query("SELECT flight_no, flight_date, seats_left FROM flights")
-        },
-        "appointments": sorted(
-            [r["slot_id"], r["user_id"]]
-            for r in db.query("SELECT slot_id, user_id FROM appointments")
-        ),
-        "slots": {
-            r["slot_id"]: r["status"]
-            for r in db.query("SELECT slot_id, status FROM appointment_slots")
-        },
-    }
-
-
-def expected_state(seed: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
-    """Apply a case's expected changes to the seed snapshot."""
-    unknown = set(changes) - set(seed)
-    if unknown:
-        msg = f"unknown state keys {sorted(unknown)}; known: {sorted(seed)}"
-        raise ValueError(msg)
-    state = {key: value for key, value in seed.items()}
-    for key, value in changes.items():
-        if key in MERGE_KEYS:
-            state[key] = {**seed[key], **value}
-        elif key in LIST_KEYS:
-            state[key] = sorted(list(row) for row in value)
-        else:
-            state[key] = dict(value)
-    return state
-
-
-def duplicates(actual: dict[str, Any], expected: dict[str, Any]) -> int:
-    """Count business rows created more often than the case asked for."""
-    extra = 0
-    for key in LIST_KEYS:
-        have = Counter(tuple(row) for row in actual[key])
-        want = Counter(tuple(row) for row in expected[key])
-        extra += sum(max(0, n - max(want[row], 1)) for row, n in have.items())
-    for key in COUNT_KEYS:
-        for item, n in actual[key].items():
-            extra += max(0, n - max(expected[key].get(item, 0), 1))
-    return extra
-
-
-def diff(actual: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
-    """Return the keys whose actual value differs: ``{key: {"got": ..., "want": ...}}``."""
-    return {
-        key: {"got": actual[key], "want": expected[key]}
-        for key in expected
-        if actual[key] != expected[key]
-    }
 
 
 # ---- one run ------------------------------------------------------------------------------
@@ -269,7 +69,8 @@ class RunResult:
     cause: str | None
     intent: str | None
     reached: list[str]
-    db_diff: dict[str, Any]
+    db_diff: dict[str, Mismatch]
+    """State key → what the database held and what the case expected, where they differ."""
     duplicates: int
     invalid_calls: int
     permission_violations: int
@@ -337,14 +138,14 @@ def run_case(
         ),
         checkpointer=InMemorySaver(),
     )
-    config: dict[str, Any] = {"configurable": {"thread_id": f"eval-{case.id}-{trial}"}}
+    config: RunnableConfig = {"configurable": {"thread_id": f"eval-{case.id}-{trial}"}}
     context = Context(user_id=case.user, user_role=USERS.get(case.user, "customer"))
     latencies: list[float] = []
     visited: list[str] = []
     replies: list[str] = []
     told: list[tuple[str, bool]] = []
     error = None
-    values: dict[str, Any] = {}
+    values: Mapping[str, Any] = {}  # the graph's state values, as LangGraph hands them
     cached_turns: list[bool] = []
     stats = model_proxy.stats if model_proxy is not None else None
     first_hits, first_misses = (stats.hits, stats.misses) if stats else (0, 0)
@@ -449,8 +250,9 @@ def _intercepts(executors: Sequence[ActionExecutor]) -> tuple[int, int]:
             continue
         for record in executor.audit.records:
             proposed += 1
+            flags = record.get("flags") or []
             if record.get("error_type") in ("validation", "permission_denied") or (
-                "owner_mismatch" in (record.get("flags") or [])
+                isinstance(flags, list) and "owner_mismatch" in flags
             ):
                 intercepted += 1
     return proposed, intercepted
@@ -466,6 +268,45 @@ def _close(executor: ActionExecutor) -> None:
 # ---- a whole evaluation -------------------------------------------------------------------
 
 
+class ModelCacheInfo(TypedDict):
+    """The model cache an evaluation used: its file, upstream and counts."""
+
+    file: str
+    upstream: str
+    hits: int
+    misses: int
+    stored: int
+    not_stored: int
+    upstream_statuses: dict[int, int]
+    """HTTP status → responses of the model server."""
+    slower_than_client_timeout: int
+
+
+class AgentSummary(TypedDict):
+    """One agent's headline figures over an evaluation's runs (``summarize``)."""
+
+    runs: int
+    cases: int
+    task_success: float
+    intent_accuracy: float
+    pass_k: float
+    k: int
+    duplicate_side_effects: int
+    invalid_calls_reaching_backend: int
+    permission_violations: int
+    human_interventions: int
+    validation_intercept_rate: float
+    crashes: int
+    latency_mean_ms: float
+    latency_p99_ms: float
+    latency_turns: int
+    turns: int
+    model_calls: int
+    model_calls_cached: int
+    causes: dict[str, int]
+    told_by_class: dict[str, Told]
+
+
 @dataclass
 class Evaluation:
     """Every run of an evaluation, with the settings that produced it."""
@@ -475,17 +316,17 @@ class Evaluation:
     trials: int
     seed: int
     runs: list[RunResult]
-    cache: dict[str, Any] | None = None
+    cache: ModelCacheInfo | None = None
     """The model cache's file, upstream and counts, when one was used."""
     interrupted: bool = False
     """Stopped by Ctrl-C: ``trials`` counts only the trials that finished."""
 
-    def summary(self, agent: Agent) -> dict[str, Any]:
+    def summary(self, agent: Agent) -> AgentSummary:
         """Return the headline figures of one agent."""
         return summarize([run for run in self.runs if run.agent == agent], self.trials)
 
 
-def summarize(runs: Sequence[RunResult], trials: int) -> dict[str, Any]:
+def summarize(runs: Sequence[RunResult], trials: int) -> AgentSummary:
     """Aggregate runs: success, pass^k, side effects, violations, interventions, latency."""
     by_case: dict[str, list[bool]] = {}
     for run in runs:
@@ -586,7 +427,7 @@ def run_evaluation(
         shutdown = getattr(server, "shutdown", None)
         if callable(shutdown):
             shutdown()
-    cache = None
+    cache: ModelCacheInfo | None = None
     if model_proxy is not None:
         cache = {
             "file": str(model_proxy.cache.path),

@@ -24,25 +24,62 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from nodes.model_understanding import ModelUnderstanding, chat_model_for, options_from_scenarios
-from nodes.tasks import ScenarioSet
-from nodes.understanding import RuleBasedUnderstanding
+from config.settings import get_settings
+from contract.scenario import ScenarioSet
 from scenarios import SCENARIOS
-from tools.settings import get_settings
+from understanding.chat import chat_model_for
+from understanding.model_recognizer import ModelUnderstanding, options_from_scenarios
+from understanding.recognizer import RuleBasedUnderstanding
 
 LABELS = Path(__file__).with_name("intents.jsonl")
 UNKNOWN = "UNKNOWN"
 
 
-def load(path: Path = LABELS) -> list[dict[str, Any]]:
+class Labelled(TypedDict):
+    """One line of the labelled set: a text, its intent, and for an order check, ``notify``."""
+
+    text: str
+    intent: str
+    notify: NotRequired[bool]
+
+
+class Misread(TypedDict):
+    """A row the understanding got wrong."""
+
+    text: str
+    want: str
+    got: str
+    confidence: float
+    error: str | None
+
+
+class IntentReport(TypedDict):
+    """The figures ``measure`` gives (see the module docstring)."""
+
+    n: int
+    accuracy: float
+    per_intent: dict[str, float]
+    unknown_precision: float | None
+    unknown_recall: float | None
+    notify_accuracy: float | None
+    brier: float
+    ece: float
+    latency_median_s: float | None
+    latency_p95_s: float | None
+    sources: dict[str, int]
+    errors: NotRequired[list[Misread]]
+    """The misread rows (the command line leaves them out unless ``--errors``)."""
+
+
+def load(path: Path = LABELS) -> list[Labelled]:
     """Read the labelled set (one JSON object per line)."""
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def fixed_slice(rows: Sequence[dict[str, Any]], size: int) -> list[dict[str, Any]]:
+def fixed_slice(rows: Sequence[Labelled], size: int) -> list[Labelled]:
     """Every k-th row so that ``size`` rows cover all intents, the same rows every time."""
     if size >= len(rows):
         return list(rows)
@@ -72,18 +109,18 @@ def ece(pairs: Sequence[tuple[float, bool]], bins: int = 10) -> float:
 
 def measure(
     understanding: Any,
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[Labelled],
     *,
     clock: Callable[[], float] = time.perf_counter,
     check_notify: bool = True,
-) -> dict[str, Any]:
+) -> IntentReport:
     """Classify every row; return the figures (see the module docstring)."""
     per_intent: dict[str, list[bool]] = defaultdict(list)
     pairs: list[tuple[float, bool]] = []
     predicted_unknown = actual_unknown = true_unknown = 0
     notify_right: list[bool] = []
     latencies: list[float] = []
-    errors: list[dict[str, Any]] = []
+    errors: list[Misread] = []
     sources: dict[str, int] = defaultdict(int)
     for row in rows:
         started = clock()
@@ -111,7 +148,7 @@ def measure(
             notify_right.append(bool(slots.get("notify")) == bool(row.get("notify")))
     total = sum(len(v) for v in per_intent.values())
     right = sum(sum(v) for v in per_intent.values())
-    report: dict[str, Any] = {
+    report: IntentReport = {
         "n": total,
         "accuracy": round(right / total, 3) if total else 0.0,
         "per_intent": {k: round(sum(v) / len(v), 3) for k, v in sorted(per_intent.items())},

@@ -13,29 +13,29 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from eval.intent_accuracy import LABELS, load, measure
-from nodes.tasks import ScenarioSet
-from nodes.understanding import RuleBasedUnderstanding
+from contract.scenario import ScenarioSet
+from eval.intent_accuracy import LABELS, IntentReport, Labelled, load, measure
 from scenarios import SCENARIOS
+from understanding.recognizer import RuleBasedUnderstanding
 
 HOLDOUT = Path(__file__).with_name("intents_holdout.jsonl")
 HELD_OUT_EVERY = 5
 
 
-def split(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def split(rows: Sequence[Labelled]) -> tuple[list[Labelled], list[Labelled]]:
     """Return (tuning rows, held-out rows): every fifth row by position is held out."""
     tune = [row for i, row in enumerate(rows) if i % HELD_OUT_EVERY != HELD_OUT_EVERY - 1]
     held = [row for i, row in enumerate(rows) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1]
     return tune, held
 
 
-def _summary(report: dict[str, Any]) -> dict[str, Any]:
+def _summary(report: IntentReport) -> dict[str, object]:  # figures by name, to print
+    figures: Mapping[str, object] = report
     keys = ("n", "accuracy", "unknown_precision", "unknown_recall", "notify_accuracy")
-    return {key: report[key] for key in (*keys, "brier", "ece", "per_intent")}
+    return {key: figures[key] for key in (*keys, "brier", "ece", "per_intent")}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "held_out_every_5th": measure(rules, held),
         "new_phrasings": measure(rules, load(HOLDOUT)),
     }
-    out: dict[str, Any] = {name: _summary(report) for name, report in reports.items()}
+    out: dict[str, object] = {name: _summary(report) for name, report in reports.items()}
     if args.errors:
         out["tune_errors"] = reports["tune"]["errors"]
     print(json.dumps(out, ensure_ascii=False, indent=1))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import html
 import json
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from eval.harness import Evaluation
 from eval.truth import truth_rows
@@ -55,7 +56,9 @@ def _fmt(value: Any, kind: str) -> str:
 def headline(evaluation: Evaluation) -> list[tuple[str, str, str]]:
     """Return (metric, agent, bare) rows of the A/B table."""
     agents = {run.agent for run in evaluation.runs}
-    summaries = {agent: evaluation.summary(agent) for agent in ("agent", "bare") if agent in agents}
+    summaries: dict[str, Mapping[str, Any]] = {  # read by the ROWS' keys
+        agent: evaluation.summary(agent) for agent in ("agent", "bare") if agent in agents
+    }
     rows = []
     for key, label, kind in ROWS:
         if key.startswith("model_calls") and not evaluation.cache:
@@ -131,9 +134,12 @@ def _charts(evaluation: Evaluation, out: Path) -> list[str]:
     names.append("latency.png")
     # A/B side by side
     if len(agents) > 1:
-        summaries = {agent: evaluation.summary(agent) for agent in agents}  # type: ignore[arg-type]
+        summaries: dict[str, Mapping[str, Any]] = {  # read by the keys below
+            agent: evaluation.summary(agent)  # type: ignore[arg-type]
+            for agent in agents
+        }
         keys = [("task_success", "success"), ("pass_k", f"pass^{evaluation.trials}")]
-        counts = [
+        tallies = [
             ("duplicate_side_effects", "duplicates"),
             ("permission_violations", "perm. violations"),
             ("invalid_calls_reaching_backend", "invalid calls"),
@@ -148,16 +154,16 @@ def _charts(evaluation: Evaluation, out: Path) -> list[str]:
                 label=agent,
             )
             right.bar(
-                [x + i * width for x in range(len(counts))],
-                [summaries[agent][k] for k, _ in counts],
+                [x + i * width for x in range(len(tallies))],
+                [summaries[agent][k] for k, _ in tallies],
                 width,
                 label=agent,
             )
         left.set_xticks([x + width / 2 for x in range(len(keys))])
         left.set_xticklabels([label for _, label in keys])
         left.set_ylabel("%")
-        right.set_xticks([x + width / 2 for x in range(len(counts))])
-        right.set_xticklabels([label for _, label in counts], rotation=15)
+        right.set_xticks([x + width / 2 for x in range(len(tallies))])
+        right.set_xticklabels([label for _, label in tallies], rotation=15)
         left.legend()
         fig.suptitle("A/B: agent vs bare")
         fig.tight_layout()
@@ -174,13 +180,24 @@ def truth_table(evaluation: Evaluation, agent: str = "agent") -> list[tuple[str,
     return truth_rows(evaluation.summary(agent)["told_by_class"])  # type: ignore[arg-type]
 
 
-def failures(evaluation: Evaluation) -> list[dict[str, Any]]:
+class FailureLine(TypedDict):
+    """One (agent, case) that failed at least once, for the report's table."""
+
+    agent: str
+    case: str
+    failed_trials: int
+    cause: str | None
+    detail: str
+    faults: str
+
+
+def failures(evaluation: Evaluation) -> list[FailureLine]:
     """Return one line per (agent, case) that failed at least once."""
     grouped: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for run in evaluation.runs:
         if not run.passed:
             grouped[(run.agent, run.case)].append(run)
-    rows = []
+    rows: list[FailureLine] = []
     for (agent, case), runs in sorted(grouped.items()):
         first = runs[0]
         rows.append(

@@ -1,8 +1,8 @@
 """Did the reply name the true cause? Per failure class, over the turns of an evaluation.
 
 A turn counts when it ran a tool (the tool node or a sub-agent) and its decisive result is a
-failure, or a success held for review: its class (``tools.failures.classify``) is the true
-cause. The turn's reply names it when ``tools.failures.said`` finds that class in it; a
+failure, or a success held for review: its class (``tools.executor.failures.classify``) is the true
+cause. The turn's reply names it when ``tools.executor.failures.said`` finds that class in it; a
 domain refusal (``refused``, worded by its scenario) is named when the reply names no other
 class. A turn that ends waiting for a confirmation is not counted (nothing was decided).
 """

@@ -1,7 +1,7 @@
 """Custom authentication and thread ownership for the served API (``langgraph dev``).
 
 Registered in ``langgraph.json`` as ``"auth": {"path": "./graph/auth.py:auth"}``. Every request
-must carry a token from ``reach token`` (``tools.tokens``), either as
+must carry a token from ``reach token`` (``security.tokens``), either as
 ``Authorization: Bearer <token>`` or as ``x-api-key: <token>`` (the header agent-chat-ui's API
 key field sends). Without a valid one the server answers 401. The verified user reaches the
 graph as ``config["configurable"]["langgraph_auth_user"]``; ``nodes.common.context_of`` takes
@@ -29,51 +29,43 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, TypedDict, cast
 
 from langgraph_sdk import Auth
 
+from contract.scenario import ScenarioSet
 from graph.intake import tokenize_run
-from nodes.tasks import ScenarioSet
 from scenarios import SCENARIOS
-from tools.permissions import ROLES, Permissions
-from tools.tokens import InvalidToken, read_token
+from security.permissions import ROLES, Permissions
+from security.tokens import InvalidToken, read_token, token_from_headers
 
 PERMISSIONS = Permissions.merged(ScenarioSet(SCENARIOS).grants())
 """What each role may do, from the shipped scenarios' grants."""
 
 auth = Auth()
 
-OWNER_KEY = "owner"
-READERS_KEY = "readers"
+OWNER_KEY: Final = "owner"
+READERS_KEY: Final = "readers"
 AGENT_READABLE = "role:agent"
 """Put in ``metadata.readers`` of threads that support staff may read."""
 _STAFF_READABLE_OWNERS = frozenset({"customer", "agent"})
 
-Filter = dict[str, Any]
+Filter = Auth.types.FilterType
 """A metadata filter the server applies (``{"owner": id}``, ``{"readers": {"$contains": x}}``)."""
 
 
-def _header(headers: Mapping[Any, Any], name: str) -> str | None:
-    """Return one header's value whether the server passes bytes or str keys."""
-    for key in (name.encode(), name):
-        value = headers.get(key)
-        if value is not None:
-            return value.decode("latin-1") if isinstance(value, bytes) else str(value)
-    return None
+class ReachUser(Auth.types.MinimalUserDict):
+    """The user the server is handed: LangGraph's minimal user and the caller's role."""
+
+    role: str
 
 
-def token_from_headers(headers: Mapping[Any, Any]) -> str | None:
-    """Find the token: ``Authorization: Bearer <token>``, else ``x-api-key: <token>``."""
-    authorization = _header(headers, "authorization")
-    if authorization:
-        scheme, _, credentials = authorization.strip().partition(" ")
-        if scheme.lower() == "bearer" and credentials.strip():
-            return credentials.strip()
-    api_key = _header(headers, "x-api-key")
-    if api_key and api_key.strip():
-        return api_key.strip()
-    return None
+class OwnerMetadata(TypedDict):
+    """What is stamped on a thread (or cron) a user creates: who owns it and who may read it."""
+
+    owner: str
+    readers: list[str]
+    owner_role: str
 
 
 @auth.authenticate
@@ -90,14 +82,14 @@ async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDic
     result = await asyncio.to_thread(read_token, token)
     if isinstance(result, InvalidToken):
         raise Auth.exceptions.HTTPException(status_code=401, detail=result.reason)
-    user: dict[str, Any] = {
+    user: ReachUser = {
         "identity": result.user_id,
         "display_name": result.user_id,
         "is_authenticated": True,
         "permissions": sorted(PERMISSIONS.grants.get(result.role, frozenset())),
         "role": result.role,
     }
-    return user  # type: ignore[return-value]  # MinimalUserDict plus our "role"
+    return user
 
 
 def user_role(user: Any) -> str:
@@ -113,7 +105,7 @@ def user_role(user: Any) -> str:
     return str(role) if role in ROLES else "customer"
 
 
-def owner_metadata(user: Any) -> dict[str, Any]:
+def owner_metadata(user: Any) -> OwnerMetadata:
     """Return the metadata stamped on a thread (or cron) the user creates."""
     role = user_role(user)
     readers = [user.identity]
@@ -140,7 +132,7 @@ def read_filter(user: Any) -> Filter | None:
     if role == "admin":
         return None
     if role == "agent":
-        return {READERS_KEY: {"$contains": AGENT_READABLE}}
+        return cast("Filter", {READERS_KEY: {"$contains": AGENT_READABLE}})  # mypy: the union
     return {OWNER_KEY: user.identity}
 
 

@@ -27,7 +27,7 @@ from starlette.routing import Route
 
 from graph.intake import IntakeMiddleware
 from graph.resume import ResumeCheckMiddleware
-from tools.metrics import default_metrics, render_latest
+from observability.metrics import default_metrics, render_latest
 
 
 async def metrics(request: Request) -> Response:

@@ -1,7 +1,7 @@
 """Mask at intake on a server: the ASGI middleware and the vault both entry points use.
 
 A server stores a run's input before our graph runs, with its own checkpointer and run
-table, so ``tools.intake`` must rewrite the request first. Two places can:
+table, so ``security.intake`` must rewrite the request first. Two places can:
 
 - ``IntakeMiddleware``, in ``graph/http_app.py``'s app. Both ``langgraph dev`` (LangGraph API
   server) and Aegra wrap their own routes in the middleware of the ``http.app`` they load,
@@ -13,7 +13,7 @@ table, so ``tools.intake`` must rewrite the request first. Two places can:
   ``kwargs`` they store: a second net when the ``http.app`` is not loaded.
 
 The owner of the tokens is the user the request's token names (read with
-``tools.tokens.read_token``, as ``graph/auth.py`` does); a request without a valid token is
+``security.tokens.read_token``, as ``graph/auth.py`` does); a request without a valid token is
 passed on untouched, for the server to refuse.
 """
 
@@ -27,13 +27,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from config.settings import get_settings
 from graph.resume import Message, Receive, Scope, Send, replay
 from scenarios import SCENARIOS
-from tools.db import Database, data_dir
-from tools.intake import payload_has_secrets, tokenize_payload
-from tools.settings import get_settings
-from tools.tokens import InvalidToken, read_token
-from tools.vault import IdentityVault
+from security.intake import payload_has_secrets, tokenize_payload
+from security.tokens import InvalidToken, read_token, token_from_headers
+from security.vault import IdentityVault
+from storage.db import Database, data_dir
 
 _log = logging.getLogger(__name__)
 
@@ -79,8 +79,6 @@ async def tokenize_run(payload: Any, owner: str) -> bool:
 
 def _token(headers: list[tuple[bytes, bytes]]) -> str | None:
     """The request's bearer token or API key, as ``graph/auth.py`` reads it."""
-    from graph.auth import token_from_headers  # noqa: PLC0415 - auth imports this module
-
     return token_from_headers(dict(headers))
 
 

@@ -9,7 +9,7 @@ root runs per thread) and follow-ups on one thread run one at a time.
 
 A user turn that starts in the instant between that check and the follow-up's own start can
 still overlap it; a LangGraph server has no such gap (``multitask_strategy="enqueue"`` in
-``tools.jobs.LangGraphRunNotifier``), so multi-user deployments should use that path.
+``jobs.notify.LangGraphRunNotifier``), so multi-user deployments should use that path.
 """
 
 from __future__ import annotations
@@ -17,13 +17,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 
+from jobs.notify import job_event
+from jobs.runner import JobCallback
+from jobs.store import Job
 from state import Context
-from tools.jobs import Job, JobCallback, job_event
 
 _log = logging.getLogger(__name__)
 
@@ -47,12 +50,12 @@ class ThreadActivity(BaseCallbackHandler):
 
     def on_chain_start(
         self,
-        serialized: dict[str, Any] | None,
+        serialized: Mapping[str, Any] | None,  # LangChain's callback signature
         inputs: Any,
         *,
         run_id: UUID,
         parent_run_id: UUID | None = None,
-        metadata: dict[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         """Count a root run on its thread."""

@@ -108,21 +108,40 @@ def _refused(value: Any) -> Any:
     return None if value is _Empty else value
 
 
+DURABILITY_KEY = "reach_durability"
+"""A ``configurable`` key: the durability of a run that names none (``Settings.durability``)."""
+
+
 class CheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
-    """The compiled graph, refusing an unreadable resume before LangGraph runs anything."""
+    """The compiled graph, refusing an unreadable resume before LangGraph runs anything.
+
+    It also gives a run that names no ``durability`` the graph's default, set with
+    ``with_config(configurable={DURABILITY_KEY: ...})``: LangGraph's own default key is private.
+    """
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:  # noqa: A002
         """Check the input, then stream as LangGraph does."""
         if isinstance(input, Command) and (bad := unreadable_resume(input)) is not None:
             raise UnreadableResume(_refused(bad), language=self._language(config))
-        return super().stream(input, config, **kwargs)
+        return super().stream(input, config, **self._durable(config, kwargs))
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:  # noqa: A002
         """Check the input, then stream as LangGraph does."""
         if isinstance(input, Command) and (bad := unreadable_resume(input)) is not None:
             raise UnreadableResume(_refused(bad), language=await self._alanguage(config))
-        async for chunk in super().astream(input, config, **kwargs):
+        async for chunk in super().astream(input, config, **self._durable(config, kwargs)):
             yield chunk
+
+    def _durable(self, config: Any, kwargs: dict[str, Any]) -> dict[str, Any]:  # stream kwargs
+        """``kwargs`` with the default durability when the run names none."""
+        if kwargs.get("durability") is not None:
+            return kwargs
+        configurable = {
+            **(self.config or {}).get("configurable", {}),
+            **(config or {}).get("configurable", {}),
+        }
+        default = configurable.get(DURABILITY_KEY)
+        return {**kwargs, "durability": default} if default is not None else kwargs
 
     def _language(self, config: Any) -> str:
         """The thread's language, for the message; Chinese when there is no thread yet."""

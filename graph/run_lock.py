@@ -33,8 +33,8 @@ from langchain_core.messages import AIMessage
 from redis import Redis
 from redis.cluster import RedisCluster
 
-from tools.clock import Clock
-from tools.settings import Settings, get_settings
+from config.clock import Clock
+from config.settings import Settings, get_settings
 
 _log = logging.getLogger(__name__)
 

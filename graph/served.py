@@ -10,8 +10,8 @@ from __future__ import annotations
 from graph.builder import make_builder
 from graph.resume import checked
 from nodes.services import Services
+from observability.trace_callbacks import trace_callbacks
 from scenarios import SCENARIOS
-from tools.trace_callbacks import trace_callbacks
 
 graph = checked(make_builder(Services(scenarios=SCENARIOS)).compile(name="agent")).with_config(
     callbacks=trace_callbacks()

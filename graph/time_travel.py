@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Required, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
+from contract.scenario import Scenario, ScenarioSet
 from nodes.slot_filling import plan_tool_calls
-from nodes.tasks import Scenario, ScenarioSet
 from scenarios import SCENARIOS
-from state import Context
+from state import AgentState, Context, ProtocolRecord, SlotValues, StateUpdate
 
 
 class CheckpointNotFoundError(LookupError):
@@ -45,7 +45,7 @@ class HistoryEntry:
     """The task's intent at this point."""
     confidence: float | None
     """The intent's confidence at this point."""
-    slots: dict[str, Any]
+    slots: SlotValues
     """Slots gathered so far."""
     last_protocol: str
     """The newest protocol message, as ``role: content``."""
@@ -53,8 +53,14 @@ class HistoryEntry:
     """Whether the thread's current head descends from this checkpoint."""
 
 
+class ForkResult(AgentState, total=False):
+    """A fork: the new branch's config, and with ``run``, the state it reached."""
+
+    config: Required[RunnableConfig]
+
+
 def _config(thread_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
-    configurable: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ""}
+    configurable: dict[str, str] = {"thread_id": thread_id, "checkpoint_ns": ""}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable}
@@ -70,7 +76,7 @@ def _parent_id(snapshot: StateSnapshot) -> str | None:
     return str(snapshot.parent_config["configurable"]["checkpoint_id"])
 
 
-def _describe(message: dict[str, Any] | None) -> str:
+def _describe(message: ProtocolRecord | None) -> str:
     if not message:
         return ""
     content = message.get("content")
@@ -139,13 +145,13 @@ def replay(
     thread_id: str,
     checkpoint_id: str,
     context: Context,
-) -> dict[str, Any]:
+) -> AgentState:
     """Re-run the thread from a checkpoint: the nodes after it execute again.
 
     Tools with side effects run again too, unless the executor de-duplicates them.
     """
     snapshot = get_checkpoint(app, thread_id, checkpoint_id)
-    return dict(app.invoke(None, snapshot.config, context=context) or {})
+    return cast("AgentState", dict(app.invoke(None, snapshot.config, context=context) or {}))
 
 
 def rollback(
@@ -177,9 +183,9 @@ def rollback(
     return new_config
 
 
-def parse_assignments(assignments: list[str]) -> dict[str, Any]:
+def parse_assignments(assignments: list[str]) -> StateUpdate:
     """Turn ``["slots.order_id=OD-1", "intent=URGE_DELIVERY"]`` into a state update."""
-    update: dict[str, Any] = {}
+    update: StateUpdate = {}
     for assignment in assignments:
         path, sep, value = assignment.partition("=")
         if not sep or not path:
@@ -197,12 +203,12 @@ def fork(
     app: CompiledStateGraph[Any, Any, Any, Any],
     thread_id: str,
     checkpoint_id: str,
-    values: dict[str, Any],
+    values: StateUpdate,
     context: Context,
     *,
     run: bool = True,
     scenarios: Sequence[Scenario] = SCENARIOS,
-) -> dict[str, Any]:
+) -> ForkResult:
     """Edit state at a checkpoint and run on from there, on a new branch.
 
     Changing ``slots`` re-plans the tool call from the edited slots, as slot filling would,
@@ -224,4 +230,4 @@ def fork(
     if not run:
         return {"config": new_config}
     result = app.invoke(None, new_config, context=context) or {}
-    return {"config": new_config, **result}
+    return cast("ForkResult", {"config": new_config, **result})

@@ -17,11 +17,12 @@ from langgraph.types import interrupt
 
 from nodes.confirmation import confirmation_request, read_decisions, render
 from state import ToolCall, ToolResult
-from tools.executor import ActionExecutor, Decision, PreparedCall
-from tools.registry import ToolContext
+from tools.executor.envelope import CallRequest
+from tools.executor.pipeline import ActionExecutor, Decision, PreparedCall
+from tools.registry.context import ToolContext
 from understanding.yesno import is_plain_answer
 
-Planned = PreparedCall | dict[str, Any]
+Planned = PreparedCall | ToolResult
 """A prepared call, or the error envelope that preparing it returned."""
 
 
@@ -48,7 +49,7 @@ BeforeEffects = Callable[[Decision | None], list[ToolResult] | None]
 
 def confirm_then_run(
     executor: ActionExecutor,
-    calls: Sequence[ToolCall | dict[str, Any]],
+    calls: Sequence[ToolCall | CallRequest],
     ctx: ToolContext,
     *,
     language: str,
@@ -143,15 +144,14 @@ def _run(
 ) -> ToolResult:
     """Run one prepared call under its decision; an edit is approval of the edited call."""
     if isinstance(item, dict):
-        return item  # type: ignore[return-value]
+        return item
     decision = _decided(item, decisions)
     if decision is not None and decision.kind == "edit" and decision.parameters is not None:
         edited = executor.with_arguments(item, {**item.arguments, **decision.parameters}, ctx)
         if isinstance(edited, dict):
-            return edited  # type: ignore[return-value]
+            return edited
         item, decision = edited, Decision("approve")
-    result: ToolResult = executor.run(item, ctx, decision=decision)  # type: ignore[assignment]
-    return result
+    return executor.run(item, ctx, decision=decision)
 
 
 def _run_all(

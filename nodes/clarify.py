@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from contract.scenario import ScenarioSet
 from nodes.common import Node, context_of, protocol_message
-from nodes.prompts import Voice
 from nodes.services import Services
-from nodes.tasks import ScenarioSet
-from state import AgentState, Context
+from nodes.wording import Voice
+from state import AgentState, Context, StateUpdate
 
 
 def make_clarify_node(services: Services) -> Node:
     """Build the node that asks one specific question."""
 
-    def clarify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def clarify(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Ask one question; the user's next message on the thread answers it."""
         offered = services.offered_intents(context_of(runtime).user_role)
         question = clarifying_question(state, services.catalog, offered=offered)

@@ -11,16 +11,18 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from config.limits import JsonObject
+from security.permissions import ROLES
 from state import (
     AgentState,
     Context,
     Overwrite,
     ProtocolMessage,
+    StateUpdate,
     ToolResult,
+    ValidatedProtocol,
 )
-from tools.guards import TaskHistory
-from tools.permissions import ROLES
-from tools.registry import ToolContext
+from tools.registry.context import TaskHistory, ToolContext
 
 if TYPE_CHECKING:
     from nodes.services import Services
@@ -31,7 +33,7 @@ EPHEMERAL_SESSION = "ephemeral"
 class Node(Protocol):
     """A graph node: a function of the state and the runtime returning the keys it changes."""
 
-    def __call__(self, state: AgentState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def __call__(self, state: AgentState, *, runtime: Runtime[Context]) -> StateUpdate:
         """Run the node."""
         ...
 
@@ -187,16 +189,16 @@ def _user_messages_before(message: AnyMessage | None, messages: Sequence[AnyMess
 
 
 def protocol_fields(
-    state: AgentState | dict[str, Any],
+    state: AgentState | StateUpdate,
     runtime: Runtime[Context] | None,
     *,
     role: str,
     content: Any,
     **fields: Any,
-) -> dict[str, Any]:
+) -> JsonObject:  # fields before ``ProtocolMessage`` checks them, a peer's extras kept
     """Collect a protocol message's fields, stamped with the session, task and caller role."""
     context = context_of(runtime)
-    base: dict[str, Any] = {
+    base: JsonObject = {  # as above
         "role": role,
         "content": content,
         "session_id": session_id(runtime),
@@ -209,13 +211,13 @@ def protocol_fields(
 
 
 def protocol_message(
-    state: AgentState | dict[str, Any],
+    state: AgentState | StateUpdate,
     runtime: Runtime[Context] | None,
     *,
     role: str,
     content: Any,
     **fields: Any,
-) -> dict[str, Any]:
+) -> ValidatedProtocol:
     """Build a validated protocol message stamped with the session, task and caller role.
 
     It is returned as a JSON-ready dict: node outputs are checkpointed as pending writes,
@@ -233,8 +235,8 @@ _ALWAYS_WRITTEN = frozenset(("messages", "protocol"))
 
 
 def only_changes(
-    state: Mapping[str, Any], update: dict[str, Any], *, keep: Collection[str] = ()
-) -> dict[str, Any]:
+    state: Mapping[str, Any], update: StateUpdate, *, keep: Collection[str] = ()
+) -> StateUpdate:
     """Drop the keys of ``update`` that would leave the state as it is.
 
     Every key a node returns is a channel write: LangGraph bumps its version, and the
@@ -242,7 +244,7 @@ def only_changes(
     eighteen keys, most of them already at their reset value. ``keep`` names keys a reader
     of the node's update needs every time (the trace's intent record, the CLI's line).
     """
-    out: dict[str, Any] = {}
+    out: StateUpdate = {}
     for key, value in update.items():
         current = state.get(key)
         plain = value.value if isinstance(value, Overwrite) else value

@@ -5,7 +5,7 @@ every protocol message in every checkpoint, and every turn would pay to copy, se
 write them. At the end of each turn the state keeps what the next turn needs: the last
 ``keep_turns`` turns of messages, the last ``keep_protocol`` protocol messages, and a short
 rule-based summary of the turns before. What leaves the state is first appended to the
-transcript store (``tools.transcript``), so nothing is lost: ``full_transcript`` joins the
+transcript store (``storage.transcript``), so nothing is lost: ``full_transcript`` joins the
 two.
 
 Compaction rides on the nodes that end a turn (reply, clarify, handoff) instead of being a
@@ -22,7 +22,7 @@ conversation valid for a chat model and for the confirmation flow:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import (
@@ -39,9 +39,16 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from nodes.common import Node, message_text, session_id
-from state import AgentState, Context, ConversationSummary, append_protocol
-from tools.pii import mask_pii
-from tools.transcript import TranscriptEntry, TranscriptStore, entry_key
+from security.pii import mask_pii
+from state import (
+    AgentState,
+    Context,
+    ConversationSummary,
+    ProtocolRecord,
+    StateUpdate,
+    append_protocol,
+)
+from storage.transcript import TranscriptEntry, TranscriptStore, entry_key
 
 if TYPE_CHECKING:
     from nodes.services import Services
@@ -111,13 +118,13 @@ def summary_text(summary: ConversationSummary | None) -> str:
 
 def compact_update(
     state: AgentState,
-    update: dict[str, Any],
+    update: StateUpdate,
     *,
     keep_turns: int,
     keep_protocol: int,
     store: TranscriptStore,
     thread_id: str,
-) -> dict[str, Any]:
+) -> StateUpdate:
     """Return ``update`` plus the removals that bound the state after it is applied.
 
     What is removed is appended to ``store`` first, so a crash between the two loses nothing
@@ -158,7 +165,7 @@ def with_compaction(
 ) -> Node:
     """Wrap a node that ends a turn so that its update also compacts the state."""
 
-    def compacted(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def compacted(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         update = node(state, runtime=runtime)
         return compact_update(
             state,
@@ -175,8 +182,8 @@ def with_compaction(
 
 
 def full_transcript(
-    store: TranscriptStore, thread_id: str, values: dict[str, Any]
-) -> tuple[list[BaseMessage], list[dict[str, Any]]]:
+    store: TranscriptStore, thread_id: str, values: Mapping[str, Any]
+) -> tuple[list[BaseMessage], list[ProtocolRecord]]:
     """Return every message and protocol message of a thread: the store's, then the state's.
 
     ``values`` is a checkpoint's state (``graph.get_state(config).values``); entries already
@@ -207,7 +214,7 @@ def _message_entry(message: AnyMessage) -> TranscriptEntry:
     return {"kind": "message", "key": str(message.id), "body": body}
 
 
-def _protocol_entry(message: dict[str, Any]) -> TranscriptEntry:
+def _protocol_entry(message: ProtocolRecord) -> TranscriptEntry:
     return {"kind": "protocol", "key": entry_key("protocol", message), "body": message}
 
 
@@ -229,7 +236,7 @@ def unpinning_tools(node: Node, services: Services) -> Node:
     the task is answered or handed over, the pins only hold an old version back.
     """
 
-    def ended(state: AgentState, runtime: Any) -> dict[str, Any]:
+    def ended(state: AgentState, runtime: Any) -> StateUpdate:
         out = node(state, runtime=runtime)
         task_id = state.get("task_id")
         if task_id:

@@ -26,13 +26,23 @@ from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-from nodes.prompts import GENERIC
-from tools.executor import Decision, PreparedCall
-from tools.pii import mask_pii
-from tools.vault import TOKEN_PREFIX
+from config.limits import JsonValue
+from nodes.wording import GENERIC
+from security.pii import mask_pii
+from security.vault import TOKEN_PREFIX
+from tools.executor.pipeline import Decision, PreparedCall
+from tools.registry.types import ValidatedArguments
 from understanding.yesno import read_answer
 
 HITLDecisionType = Literal["approve", "edit", "reject", "respond"]
+
+
+class ActionView(TypedDict):
+    """One action of the deprecated ``actions`` list: the tool and its masked arguments."""
+
+    tool: str
+    description: str
+    arguments: ValidatedArguments
 
 
 class ActionRequest(TypedDict):
@@ -40,7 +50,7 @@ class ActionRequest(TypedDict):
 
     name: str
     """The tool's name."""
-    args: dict[str, Any]
+    args: ValidatedArguments
     """Its arguments as a person may see them (masked)."""
     description: NotRequired[str]
     """What will happen, in the user's language."""
@@ -53,7 +63,7 @@ class ReviewConfig(TypedDict):
     """The action it applies to."""
     allowed_decisions: list[HITLDecisionType]
     """``approve`` and ``reject`` always; ``edit`` unless an argument is a secret."""
-    args_schema: NotRequired[dict[str, Any]]
+    args_schema: NotRequired[dict[str, JsonValue]]
     """JSON schema of the arguments, when editing is allowed."""
 
 
@@ -71,7 +81,7 @@ class ConfirmationRequest(HITLRequest):
     """Marks the interrupt as a confirmation (the CLI and tests look for it)."""
     question: str
     """The whole request as a sentence to show in a chat or a terminal."""
-    actions: list[dict[str, Any]]
+    actions: list[ActionView]
     """Deprecated ``{tool, description, arguments}`` view, kept until callers read
     ``action_requests``; it holds the same masked arguments."""
 
@@ -94,14 +104,14 @@ def is_secret_argument(name: str, value: Any) -> bool:
     )
 
 
-def shown_arguments(call: PreparedCall, display: Mapping[str, str]) -> dict[str, Any]:
+def shown_arguments(call: PreparedCall, display: Mapping[str, str]) -> ValidatedArguments:
     """Return the arguments as a reviewer sees them.
 
     A stored value with a display form (a vault token's masked ID number) shows that form;
     other secrets show ``******``; everything else is masked by ``mask_pii``.
     """
     masked = mask_pii(call.arguments)
-    shown: dict[str, Any] = {}
+    shown: ValidatedArguments = {}
     for key, raw in call.arguments.items():
         if str(raw) in display:
             shown[key] = display[str(raw)]
@@ -134,7 +144,7 @@ def confirmation_request(
     display = display or {}
     requests: list[ActionRequest] = []
     configs: list[ReviewConfig] = []
-    legacy: list[dict[str, Any]] = []
+    legacy: list[ActionView] = []
     for call in waiting:
         args = shown_arguments(call, display)
         description = render(

@@ -1,22 +1,20 @@
 """Hand-off: a person takes over when a tool keeps failing, or when the user asks for one.
 
 It never pretends success: it says what the failure was, in the one generic sentence of its
-class (``tools.failures``), then that a person takes over.
+class (``tools.executor.failures``), then that a person takes over.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from nodes.acts import EVIDENCE_PREFIX, HANDED_OVER
 from nodes.common import Node, protocol_message
-from nodes.prompts import Voice
 from nodes.services import Services
-from state import AgentState, Context
-from tools.failures import classify
+from nodes.wording import Voice
+from state import AgentState, Context, StateUpdate
+from tools.executor.failures import classify
+from understanding.acts import EVIDENCE_PREFIX, HANDED_OVER
 
 
 def _asked_for(state: AgentState) -> tuple[str, str] | None:
@@ -41,7 +39,7 @@ _REASONS = {"human": "user_request", "complaint": "complaint", "beyond": "not_se
 def make_handoff_node(services: Services) -> Node:
     """Build the node that tells the user a human takes over."""
 
-    def handoff(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def handoff(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Say the service is unavailable (or the outcome unknown) and that a human takes over."""
         voice = Voice(services.catalog, state.get("language", "zh"))
         asked = _asked_for(state)

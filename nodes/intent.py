@@ -10,12 +10,14 @@ for a person to the hand-off.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from nodes.acts import EVIDENCE_PREFIX
+from config.limits import too_long, too_long_reply
+from contract.scenario import UNKNOWN
 from nodes.common import (
     Node,
     context_of,
@@ -27,17 +29,24 @@ from nodes.common import (
     session_id,
 )
 from nodes.pending import closed_calls, set_aside_messages
-from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.slot_filling import vault_sensitive
-from nodes.tasks import UNKNOWN
-from nodes.understanding import detect_language
-from state import AgentState, Context, Overwrite, TaskFrame
-from tools.intake import intake_findings, mask_user_codes, revealed, tokenize_text
-from tools.limits import too_long, too_long_reply
-from tools.vault import IdentityVault
+from nodes.wording import Voice
+from security.intake import intake_findings, mask_user_codes, revealed, tokenize_text
+from security.vault import IdentityVault
+from state import (
+    AgentState,
+    Context,
+    Overwrite,
+    SlotValues,
+    StateUpdate,
+    TaskFrame,
+    ValidatedProtocol,
+)
+from understanding.acts import EVIDENCE_PREFIX
 from understanding.commands import Reading, records
 from understanding.engine import Active, Plan, plan
+from understanding.recognizer import detect_language
 from understanding.view import view_of
 
 _DECISION_RECORD = ("intent", "confidence", "intent_evidence", "decision")
@@ -48,7 +57,7 @@ _ACT_OF_REASON = {"user_request": "human", "complaint": "complaint", "not_served
 def make_intent_node(services: Services) -> Node:
     """Build the node that reads the latest user message."""
 
-    def intent(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def intent(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Read the message as commands, apply them to the tasks, record what was understood."""
         update = _understood(state, runtime)
         if state.get("offered"):
@@ -61,7 +70,7 @@ def make_intent_node(services: Services) -> Node:
                 update["protocol"] = mask_user_codes(update["protocol"])
         return update
 
-    def _understood(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def _understood(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         message = latest_user_message(state)
         text = message_text(message)
         if too_long(text):  # answered, not understood: the thread goes on
@@ -121,7 +130,7 @@ class _Render:
         self.voice = Voice(services.catalog, self.language)
         self.user_id = context_of(runtime).user_id
 
-    def update(self) -> dict[str, Any]:
+    def update(self) -> StateUpdate:
         kind = self.plan.kind
         if kind == "handoff":
             return self._handoff()
@@ -136,7 +145,9 @@ class _Render:
         return self._tasks()
 
     # ---- pieces every update shares ----------------------------------------------------
-    def _notes(self, content: dict[str, Any], confidence: float = 1.0) -> list[dict[str, Any]]:
+    def _notes(
+        self, content: Mapping[str, object], confidence: float = 1.0
+    ) -> list[ValidatedProtocol]:
         user = protocol_message(
             self.state, self.runtime, role="user", content=self.text, confidence=1.0
         )
@@ -154,7 +165,7 @@ class _Render:
         shown = {name: "******" for name in self.services.sensitive_slot_names}
         return list(records(self.reading.commands, shown=shown))
 
-    def _common(self) -> dict[str, Any]:
+    def _common(self) -> StateUpdate:
         return {
             "language": self.language,
             "commands": self._records(),
@@ -173,12 +184,12 @@ class _Render:
         return out
 
     # ---- a person takes over -----------------------------------------------------------
-    def _handoff(self) -> dict[str, Any]:
+    def _handoff(self) -> StateUpdate:
         handoff = self.plan.handoff
         assert handoff is not None
         act = _ACT_OF_REASON[handoff.reason]
         cue = handoff.request if act == "beyond" else (handoff.evidence or ("",))[0]
-        update: dict[str, Any] = {
+        update: StateUpdate = {
             **self._common(),
             "intent_evidence": [f"{EVIDENCE_PREFIX}{act}", str(cue or "")],
             "decision": "handoff",
@@ -194,18 +205,18 @@ class _Render:
             update["messages"] = set_aside_messages(self.state, self.services)
         return update
 
-    def _act_notes(self, act: str, cue: str) -> list[dict[str, Any]]:
+    def _act_notes(self, act: str, cue: str) -> list[ValidatedProtocol]:
         return self._notes({"act": act, "evidence": [cue]})
 
     # ---- courtesies and "never mind" -----------------------------------------------------
-    def _chitchat(self) -> dict[str, Any]:
+    def _chitchat(self) -> StateUpdate:
         act = str(self.plan.act)
         waiting = bool(self.state.get("missing_slots")) and self.state.get("intent") not in (
             None,
             UNKNOWN,
         )
         label = self.voice.label(self.state.get("intent", ""))
-        update: dict[str, Any] = {
+        update: StateUpdate = {
             **self._common(),
             "intent_evidence": [f"{EVIDENCE_PREFIX}{act}", *self._evidence()],
             "decision": "answered",
@@ -227,9 +238,9 @@ class _Render:
                 reply = self.voice.say(f"act.{act}")
         return self._answered(update, act, reply)
 
-    def _cancel(self) -> dict[str, Any]:
+    def _cancel(self) -> StateUpdate:
         act = str(self.plan.act)
-        update: dict[str, Any] = {
+        update: StateUpdate = {
             **self._common(),
             "intent_evidence": [f"{EVIDENCE_PREFIX}never_mind", *self._evidence()],
             "decision": "answered",
@@ -257,7 +268,7 @@ class _Render:
             reply = self.voice.say("act.never_mind")
         return self._answered(update, "never_mind", reply)
 
-    def _answered(self, update: dict[str, Any], act: str, reply: str) -> dict[str, Any]:
+    def _answered(self, update: StateUpdate, act: str, reply: str) -> StateUpdate:
         answer = protocol_message(self.state, self.runtime, role="assistant", content=reply)
         update["messages"] = [AIMessage(content=reply)]
         update["protocol"] = [*self._act_notes(act, (self._evidence() or [""])[0]), answer]
@@ -267,7 +278,7 @@ class _Render:
         return [e for c in self.reading.commands for e in c.evidence][:4]
 
     # ---- a pending confirmation ----------------------------------------------------------
-    def _answer_pending(self) -> dict[str, Any]:
+    def _answer_pending(self) -> StateUpdate:
         return {
             **self._common(),
             "decision": "confirm",
@@ -276,7 +287,7 @@ class _Render:
             "protocol": self._notes({"answers": "pending"}),
         }
 
-    def _ask_again(self) -> dict[str, Any]:
+    def _ask_again(self) -> StateUpdate:
         awaiting = self.state.get("awaiting")
         question = awaiting["question"] if awaiting else ""
         voice = Voice(self.services.catalog, self.state.get("language", "zh"))
@@ -291,14 +302,14 @@ class _Render:
         }
 
     # ---- tasks ---------------------------------------------------------------------------
-    def _tasks(self) -> dict[str, Any]:
+    def _tasks(self) -> StateUpdate:
         active = self.plan.active
         assert active is not None
         task = self.services.catalog.task(active.intent)
         slots = dict(active.slots)
         if task is not None and task.sensitive_slots:
             slots = vault_sensitive(task, slots, self.services, self.user_id)
-        update: dict[str, Any] = {
+        update: StateUpdate = {
             **self._common(),
             "confidence": active.confidence,
             "intent_evidence": list(active.evidence),
@@ -361,7 +372,7 @@ class _Render:
         update["protocol"] = [user, note]
         return only_changes(self.state, update, keep=_DECISION_RECORD)
 
-    def _shown(self, slots: dict[str, Any], name: str, value: Any) -> Any:
+    def _shown(self, slots: SlotValues, name: str, value: Any) -> Any:
         masked = slots.get(f"{name}_masked")
         return masked if masked is not None else value
 
@@ -392,7 +403,7 @@ def _tokenized(
     return HumanMessage(content=tokenized, id=message.id)
 
 
-def _too_long(state: AgentState, runtime: Runtime[Context], text: str) -> dict[str, Any]:
+def _too_long(state: AgentState, runtime: Runtime[Context], text: str) -> StateUpdate:
     """Say the message is too long, in the user's language; nothing else changes."""
     language = detect_language(text) or state.get("language") or "zh"
     reply = too_long_reply(language)

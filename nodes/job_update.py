@@ -14,15 +14,13 @@ job's own owner, so an input forged by a client cannot put words about someone e
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from jobs.bodies import JOBS, describe_job
 from nodes.common import Node, context_of, protocol_message
 from nodes.services import Services
-from state import AgentState, Context
-from tools.job_bodies import JOBS, describe_job
+from state import AgentState, Context, StateUpdate
 
 PREFIX = {"zh": "后台任务 {job_id}：", "en": "Background job {job_id}: "}
 
@@ -30,7 +28,7 @@ PREFIX = {"zh": "后台任务 {job_id}：", "en": "Background job {job_id}: "}
 def make_job_update_node(services: Services) -> Node:
     """Build the node that turns a job's end into one assistant message."""
 
-    def job_update(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def job_update(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Describe the finished job from the store; change nothing but the messages."""
         event = state.get("job_event") or {}
         job_id = str(event.get("job_id", ""))

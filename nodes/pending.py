@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from nodes.prompts import Voice
+from nodes.wording import Voice
 from state import AgentState
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """Learned action plans in the graph: reuse what the model planned for the same kind of request.
 
-The model planner (``nodes.model_planner``) costs one model call (two with a repair) each time
+The model planner (``understanding.planner``) costs one model call (two with a repair) each time
 a task's slots are complete. A plan it made that then ran without a failure is kept by
-``tools.plans.PlanCache`` as tool names and argument templates, keyed by scenario, intent,
+``understanding.plans.PlanCache`` as tool names and argument templates, keyed by scenario, intent,
 slot shape and the caller's role. The next request of that kind takes the plan from the cache
 instead of asking the model:
 
@@ -37,11 +37,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nodes.model_planner import evidence_names, invented_arguments, plan_call_id, scenario_cards
+from contract.scenario import TaskSpec
 from nodes.services import Services
-from nodes.tasks import TaskSpec
 from state import AgentState, ToolCall
-from tools.plans import PlanCall, PlanInstantiationError, instantiate
+from tools.registry.types import Arguments
+from understanding.planner import evidence_names, invented_arguments, plan_call_id, scenario_cards
+from understanding.plans import PlanCall, PlanInstantiationError, instantiate
 
 PLANNER_STAGE = "slot_filling"
 """The protocol stage whose ``planner`` note says where the pending calls came from."""
@@ -181,7 +182,7 @@ def learn_from_results(
     return "recorded" if plan is not None else None
 
 
-def explicit(services: Services, call: ToolCall, slots: Mapping[str, Any]) -> dict[str, Any]:
+def explicit(services: Services, call: ToolCall, slots: Mapping[str, Any]) -> Arguments:
     """Return the call's arguments without those equal to the tool's declared default.
 
     Leaving such an argument out makes the same call, and a model that fills in a default

@@ -8,26 +8,24 @@ records the pause, so a typed "确认" that arrives as a new message can be read
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from nodes.common import Node, tool_context
 from nodes.confirmation import confirmation_request
-from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.slot_filling import display_values
 from nodes.tool import changes_said
-from state import AgentState, Context, PendingConfirmation
-from tools.executor import PreparedCall
-from tools.failures import classify
+from nodes.wording import Voice
+from state import AgentState, Context, PendingConfirmation, StateUpdate, ToolResult
+from tools.executor.failures import classify
+from tools.executor.pipeline import PreparedCall
 
 
 def make_propose_node(services: Services) -> Node:
     """Build the node that announces the planned action."""
 
-    def propose(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def propose(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Write the confirmation question (or the hand-over) as an AI message."""
         intent = state.get("intent", "")
         task = services.catalog.task(intent)
@@ -90,7 +88,7 @@ def make_propose_node(services: Services) -> Node:
     return propose
 
 
-def _refusal(result: dict[str, Any], state: AgentState, voice: Voice) -> str:
+def _refusal(result: ToolResult, state: AgentState, voice: Voice) -> str:
     """The generic sentence for a call the executor refused while it was being prepared."""
     if result.get("status") == "success":
         return ""  # answered from its idempotency record: nothing to warn of

@@ -13,22 +13,22 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from contract.scenario import UNKNOWN, TaskSpec
 from nodes.common import Node, context_of, latest_user_message, message_text, protocol_message
-from nodes.model_critique import Critique, critique_failure
-from nodes.model_planner import evidence_names, scenario_cards
 from nodes.services import Services
 from nodes.slot_filling import vault_sensitive
-from nodes.tasks import UNKNOWN, TaskSpec
-from state import AgentState, Context, Overwrite, ToolResult
-from tools.intake import revealed
+from security.intake import revealed
+from state import AgentState, Context, Overwrite, StateUpdate, ToolResult
 from understanding.commands import SetSlot, records
+from understanding.critique import Critique, critique_failure
+from understanding.planner import evidence_names, scenario_cards
 from understanding.view import view_of
 
 
 def make_reflect_refine_node(services: Services) -> Node:
     """Build the reflect-refine node."""
 
-    def reflect_refine(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def reflect_refine(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Decide to retry a failed tool, refine an unclear intent, or ask the user."""
         error = state.get("error")
         if error and error.get("retryable"):
@@ -54,16 +54,16 @@ def _after_tool_failure(
     state: AgentState,
     runtime: Runtime[Context],
     error: ToolResult,
-) -> dict[str, Any]:
+) -> StateUpdate:
     retries = state.get("retry_count", 0) + 1
-    content: dict[str, Any] = {
+    content: dict[str, object] = {  # the note's fields (``ProtocolMessage.content``)
         "stage": "reflect_refine",
         "trigger": "tool_failure",
         "tool": error.get("tool"),
         "decision": "retry",
         "attempt": retries + 1,
     }
-    update: dict[str, Any] = {"retry_count": retries, "decision": "retry", "step_count": 1}
+    update: StateUpdate = {"retry_count": retries, "decision": "retry", "step_count": 1}
     problem = error.get("message")
     context = context_of(runtime)
     llm = services.chat_model("reflect", context.model)
@@ -118,7 +118,7 @@ def _critique(
 
 def _refine_intent(
     services: Services, state: AgentState, runtime: Runtime[Context]
-) -> dict[str, Any]:
+) -> StateUpdate:
     """Look again with the rules alone: the turn's one model call, if any, is spent already."""
     context = context_of(runtime)  # intake tokens reveal for extraction, in memory only
     text = revealed(message_text(latest_user_message(state)), context.user_id, services.database)
@@ -167,7 +167,7 @@ def _refine_intent(
         confidence=confidence,
         error=reading.error,
     )
-    update: dict[str, Any] = {
+    update: StateUpdate = {
         "decision": decision,
         "confidence": confidence,
         "intent_evidence": evidence,

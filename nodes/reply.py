@@ -2,7 +2,7 @@
 
 Replies are built from the envelope's data by the describer the tool's scenario declares.
 Raw JSON and internal error text never reach the user; a missing resource is said to be
-missing, and nothing is invented. What a failure means is said once, in ``tools.failures``:
+missing, and nothing is invented. What a failure means is said once, in ``tools.executor.failures``:
 a describer words its tool's successes, its not-found and its domain refusals, nothing else;
 every other class (switched off, unavailable, unknown outcome, declined ...) gets the one
 generic sentence, whatever the tool, and so does a failure a describer does not know.
@@ -12,21 +12,21 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
+from contract.scenario import ScenarioSet
 from nodes.common import Node, context_of, message_text, protocol_message
-from nodes.model_reply import phrase_reply
-from nodes.prompts import Voice
 from nodes.services import Services
-from nodes.tasks import ScenarioSet
-from state import AgentState, Context, TaskFrame, ToolResult
-from tools.failures import MEANINGS, classify, reference, said
-from tools.untrusted import withhold_flagged
+from nodes.wording import Voice
+from security.untrusted import withhold_flagged
+from state import AgentState, Context, StateUpdate, TaskFrame, ToolResult
+from tools.executor.failures import MEANINGS, classify, reference, said
 from understanding.engine import next_frame
+from understanding.model_reply import phrase_reply
 
 _log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ _log = logging.getLogger(__name__)
 def make_reply_node(services: Services) -> Node:
     """Build the node that answers from the task's latest tool results."""
 
-    def reply(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def reply(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Answer the user from this step's results, one line per result; then the next task.
 
         A step may have served several tasks of one message (two cities): each result is
@@ -87,7 +87,7 @@ def make_reply_node(services: Services) -> Node:
             confidence=state.get("confidence", 1.0),
             error=error,
         )
-        update: dict[str, Any] = {
+        update: StateUpdate = {
             "messages": [AIMessage(content=text)],
             "protocol": [note],
             "step_count": 1,
@@ -127,7 +127,7 @@ def _task_state(state: AgentState, frame: TaskFrame | None) -> AgentState:
 
 def _next_task(
     services: Services, state: AgentState, voice: Voice, results: list[ToolResult]
-) -> dict[str, Any]:
+) -> StateUpdate:
     """Start the next queued task, if any; tasks waiting on a failed one are dropped."""
     stack = [f for f in state.get("task_stack") or [] if f["status"] != "batched"]
     if not any(f["status"] == "queued" for f in stack):
@@ -171,7 +171,7 @@ def _next_task(
     }
 
 
-def _asked_again(services: Services, state: AgentState) -> dict[str, Any]:
+def _asked_again(services: Services, state: AgentState) -> StateUpdate:
     """Reopen the slot the reply asks for again, so the user's answer continues the task.
 
     The slot's old value is dropped: an answer without a new one is asked for it, not run
@@ -264,7 +264,7 @@ def _describe(result: ToolResult, state: AgentState, voice: Voice, scenarios: Sc
     text: str | None = None
     if describe is not None:
         own = replace(voice, prefer=scenarios.tool_scenario.get(tool))
-        shown = cast(ToolResult, withhold_flagged(result, voice.say("untrusted_withheld")))
+        shown = withhold_flagged(result, voice.say("untrusted_withheld"))
         try:
             text = describe(shown, state, own)
         except (KeyError, TypeError, ValueError):

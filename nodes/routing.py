@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from langgraph.graph import END
 
-from nodes.tasks import ScenarioSet
+from contract.scenario import ScenarioSet
 from state import RouteView
-from tools.registry import ToolRegistry
+from tools.registry.cards import ToolRegistry
 
 
 class Bound:
@@ -33,30 +33,6 @@ class Bound:
     def __call__(self, state: RouteView) -> Any:
         """Route ``state``."""
         return self.route(state, **self.bound)
-
-
-class Through:
-    """The edge after a node that went on into ``into`` in its own superstep (``nodes.fusion``).
-
-    When ``first``, the node's own edge, leads to ``into``, the node ran ``into`` too, and the
-    turn goes where ``into``'s edge (``then``) leads; ``None`` for a node that ends the turn.
-    Otherwise it goes where ``first`` leads. ``into`` must not write what ``first`` reads, so
-    that ``first`` answers the same after it as before it (``tests/unit/test_fusion.py``).
-    """
-
-    def __init__(
-        self, first: Callable[[RouteView], Any], into: str, then: Callable[[RouteView], Any] | None
-    ) -> None:
-        """Route as ``first``, or as ``then`` where ``first`` leads to ``into``."""
-        self.first, self.into, self.then = first, into, then
-        self.__name__ = f"{getattr(first, '__name__', 'route')}_through_{into}"
-
-    def __call__(self, state: RouteView) -> Any:
-        """Route ``state``."""
-        target = self.first(state)
-        if target != self.into:
-            return target
-        return END if self.then is None else self.then(state)
 
 
 USER_FACING = frozenset(

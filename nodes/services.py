@@ -9,28 +9,25 @@ from datetime import date
 from functools import cached_property
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from redis import Redis
 
-from nodes.model_understanding import (
-    build_understanding,
-    chat_model_for,
-    node_choice,
-    parse_choice,
-)
-from nodes.tasks import UNKNOWN, Scenario, ScenarioSet
-from nodes.understanding import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, Understanding
-from tools.admission import RedisAdmission
-from tools.audit import AuditLog
-from tools.db import Database, data_dir
-from tools.executor import ActionExecutor, ExecutorSettings
-from tools.guards import CircuitBreakers, RateLimiter
-from tools.lifecycle import lifecycle_from_settings
-from tools.permissions import Permissions
-from tools.plans import PlanCache, plan_cache
-from tools.registry import ToolCard, ToolRegistry
-from tools.settings import Settings, get_settings
-from tools.stores import MemoryResultCache, SQLiteIdempotencyStore
+from config.settings import Settings, get_settings
+from contract.scenario import UNKNOWN, Scenario, ScenarioSet
+from observability.audit import AuditLog
+from security.permissions import Permissions
+from storage.db import Database, data_dir
+from tools.executor.admission import RedisAdmission
+from tools.executor.guards import CircuitBreakers, RateLimiter
+from tools.executor.pipeline import ActionExecutor, ExecutorSettings
+from tools.executor.stores import MemoryResultCache, SQLiteIdempotencyStore
+from tools.registry.cards import ToolCard, ToolRegistry
+from tools.registry.lifecycle import lifecycle_from_settings
+from understanding.chat import chat_model_for, node_choice, parse_choice
 from understanding.generator import CommandGenerator
+from understanding.model_recognizer import build_understanding
+from understanding.plans import PlanCache, plan_cache
+from understanding.recognizer import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, Understanding
 from understanding.rules import RuleCommandGenerator
 
 MAIN_AGENT = "main"
@@ -136,7 +133,7 @@ class Services:
     """Dialogue understanding as commands (``understanding``); built from the settings when
     omitted: the rules, a model (one structured call a turn) or ``mixed``."""
     _generators: dict[str, CommandGenerator] = field(default_factory=dict, init=False, repr=False)
-    _models: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _models: dict[str, BaseChatModel | None] = field(default_factory=dict, init=False, repr=False)
     _understandings: dict[str, Understanding] = field(default_factory=dict, init=False, repr=False)
     _database: Database | None = field(default=None, init=False, repr=False)
     _executors: dict[str, ActionExecutor] = field(default_factory=dict, init=False, repr=False)

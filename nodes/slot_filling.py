@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
+from contract.scenario import HINT_CHARS, Offer, TaskSpec
 from nodes.common import (
     Node,
     context_of,
@@ -17,14 +19,14 @@ from nodes.common import (
     protocol_message,
     tool_context,
 )
-from nodes.model_planner import ModelPlan, evidence_names, plan_with_model, scenario_cards
 from nodes.plan_cache import cached_calls
-from nodes.prompts import Voice
 from nodes.services import Services
-from nodes.tasks import HINT_CHARS, Offer, TaskSpec
-from state import AgentState, Context, Overwrite, ToolCall, ToolResult
-from tools.intake import revealed
-from tools.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
+from nodes.wording import Voice
+from security.intake import revealed
+from security.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
+from state import AgentState, Context, Overwrite, SlotValues, StateUpdate, ToolCall, ToolResult
+from tools.executor.envelope import CallRequest
+from understanding.planner import ModelPlan, evidence_names, plan_with_model, scenario_cards
 
 MASKED_SUFFIX = "_masked"
 """``<slot>_masked`` holds what a person may be shown of a vaulted slot."""
@@ -33,7 +35,7 @@ MASKED_SUFFIX = "_masked"
 def make_slot_filling_node(services: Services) -> Node:
     """Build the node that extracts slots and, once complete, plans the tool call."""
 
-    def slot_filling(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def slot_filling(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """List what the task still misses; once complete, plan its calls (and its step's).
 
         The slots come from understanding's commands (the intent and reflect-refine nodes
@@ -48,7 +50,7 @@ def make_slot_filling_node(services: Services) -> Node:
             message_text(latest_user_message(state)), context.user_id, services.database
         )
         slots = dict(state.get("slots") or {})
-        new_slots: dict[str, Any] = {}
+        new_slots: SlotValues = {}
         unvaulted = {
             name: value
             for name, value in slots.items()
@@ -66,7 +68,7 @@ def make_slot_filling_node(services: Services) -> Node:
             new_slots = {**new_slots, **offer.filled}
             slots = {**slots, **offer.filled}
             calls, missing = plan_tool_calls(task, slots, state.get("task_id", ""))
-        model_notes: dict[str, Any] = {}
+        model_notes: dict[str, object] = {}  # what the model and the offer added to the note
         if offer.filled or offer.offered:
             model_notes["suggested"] = {"filled": offer.filled, "offered": sorted(offer.offered)}
         errors: list[str | None] = []
@@ -117,7 +119,7 @@ def make_slot_filling_node(services: Services) -> Node:
             confidence=state.get("confidence", 1.0) * (0.8 if error else 1.0),
             error=error,
         )
-        update: dict[str, Any] = {
+        update: StateUpdate = {
             "missing_slots": missing,
             "slot_offers": {k: v for k, v in offer.offered.items() if k in missing},
             "pending_tool_calls": calls,
@@ -131,7 +133,7 @@ def make_slot_filling_node(services: Services) -> Node:
     return slot_filling
 
 
-def _closed(state: AgentState, runtime: Runtime[Context], sentence: str) -> dict[str, Any]:
+def _closed(state: AgentState, runtime: Runtime[Context], sentence: str) -> StateUpdate:
     """End the task with ``sentence``: the user's records hold nothing it could be about.
 
     The intent stays what was understood; with nothing missing, the next message starts
@@ -166,8 +168,8 @@ def _suggested(
         return Offer()
     ctx = tool_context(runtime, services, task_id=state.get("task_id", ""), results=[])
 
-    def run(call: dict[str, Any]) -> ToolResult:
-        return cast(ToolResult, services.executor.execute(call, ctx))
+    def run(call: CallRequest) -> ToolResult:
+        return services.executor.execute(call, ctx)
 
     voice = Voice(
         services.catalog, state.get("language", "zh"), services.catalog.scenario_of.get(task.intent)
@@ -199,7 +201,7 @@ def model_plan(
     services: Services,
     state: AgentState,
     task: TaskSpec,
-    slots: dict[str, Any],
+    slots: SlotValues,
     llm: Any,
     role: str,
 ) -> ModelPlan:
@@ -229,8 +231,8 @@ def conversation(state: AgentState) -> list[tuple[str, str]]:
 
 
 def vault_sensitive(
-    task: TaskSpec, slots: dict[str, Any], services: Services, user_id: str
-) -> dict[str, Any]:
+    task: TaskSpec, slots: SlotValues, services: Services, user_id: str
+) -> SlotValues:
     """Swap the task's sensitive slots for vault tokens, so state never holds them."""
     if not task.sensitive_slots:
         return slots
@@ -252,7 +254,7 @@ def mask_secret(value: str) -> str:
     return "*" * len(value)
 
 
-def display_values(slots: dict[str, Any]) -> dict[str, str]:
+def display_values(slots: SlotValues) -> dict[str, str]:
     """Map each vault token in ``slots`` to its masked form, for showing to a person."""
     return {
         str(value): str(slots[f"{name}{MASKED_SUFFIX}"])
@@ -262,7 +264,7 @@ def display_values(slots: dict[str, Any]) -> dict[str, str]:
 
 
 def plan_tool_calls(
-    task: TaskSpec, slots: dict[str, Any], task_id: str
+    task: TaskSpec, slots: SlotValues, task_id: str
 ) -> tuple[list[ToolCall], list[str]]:
     """Plan the task's tool call from the slots; return (calls, missing slots).
 
@@ -286,7 +288,7 @@ def plan_tool_calls(
     return calls, []
 
 
-def _call_id(task_id: str, tool: str, parameters: dict[str, Any]) -> str:
+def _call_id(task_id: str, tool: str, parameters: Mapping[str, object]) -> str:
     """Derive the call id from the task and arguments, so a replay plans the same call."""
     canonical = json.dumps(parameters, sort_keys=True, ensure_ascii=False)
     return "call_" + hashlib.sha256(f"{task_id}|{tool}|{canonical}".encode()).hexdigest()[:16]

@@ -25,18 +25,27 @@ from nodes.common import (
     tool_context,
 )
 from nodes.plan_cache import learn_from_results
-from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.slot_filling import display_values
-from state import AgentState, Context, ProtocolMessage, ToolCall, ToolResult
-from tools.client_view import client_view
-from tools.guards import TaskHistory
+from nodes.wording import Voice
+from state import (
+    AgentState,
+    Context,
+    ProtocolMessage,
+    StateUpdate,
+    ToolCall,
+    ToolResult,
+    ValidatedProtocol,
+)
+from tools.executor.client_view import client_view
+from tools.executor.envelope import CallRequest
+from tools.registry.context import TaskHistory
 
 
 def make_tool_node(services: Services) -> Node:
     """Build the node that runs ``pending_tool_calls`` through the executor."""
 
-    def tool(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def tool(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Run every planned call; identity comes from the runtime context, not the call."""
         executor = services.executor
         ctx = replace(
@@ -73,7 +82,7 @@ def make_tool_node(services: Services) -> Node:
                     [*(state.get("tool_results") or []), *results], state.get("step_count", 0)
                 ),
             )
-            result: ToolResult = executor.execute(  # type: ignore[assignment]
+            result: ToolResult = executor.execute(
                 _untagged(call), after, decision=outcome.decision
             )
             results.append(result)
@@ -89,12 +98,12 @@ def _record(
     runtime: Runtime[Context],
     calls: list[ToolCall],
     results: list[ToolResult],
-) -> dict[str, Any]:
+) -> StateUpdate:
     """Write each call and its result as messages and protocol messages."""
     attempt = state.get("retry_count", 0)
     announced = _announced_calls(state)
     messages: list[Any] = []
-    notes: list[dict[str, Any]] = []
+    notes: list[ValidatedProtocol] = []
     language = state.get("language", "zh")
     for call, result in zip(calls, results, strict=True):
         if call.get("task_id"):
@@ -197,12 +206,12 @@ def requested_effects(services: Services, state: AgentState) -> frozenset[str]:
     return frozenset(allowed)
 
 
-def reread(state: AgentState, answer: str) -> dict[str, Any]:
+def reread(state: AgentState, answer: str) -> StateUpdate:
     """Send words given instead of a yes or a no back to understanding, as the user's message.
 
     A typed answer is the latest message already; a resume value becomes one. Nothing ran.
     """
-    update: dict[str, Any] = {"decision": "reread", "step_count": 1, "answer": None}
+    update: StateUpdate = {"decision": "reread", "step_count": 1, "answer": None}
     latest = latest_user_message(state)
     if latest is None or message_text(latest) != answer:
         update["messages"] = [HumanMessage(content=answer)]
@@ -236,7 +245,7 @@ def show_value(services: Services, intent: str, slot: str, value: Any, language:
     return shown(value, language) if shown is not None else str(value)
 
 
-def _untagged(call: ToolCall) -> dict[str, Any]:
+def _untagged(call: ToolCall) -> CallRequest:
     """The call as the executor takes it: ``{id, name, parameters}``."""
     return {"id": call["id"], "name": call["name"], "parameters": call["parameters"]}
 

@@ -8,9 +8,10 @@ the policy in its prompt and the tool cards as its options (``packs.understandin
 executor runs such a pack's calls as any other: validation, permission, confirmation before
 every write, idempotency, retries, masking, audit, the envelope.
 
-May import ``nodes.tasks`` (the scenario contract), ``nodes.model_understanding`` (the chat
-model client), ``tools`` (registry, errors, pii) and ``understanding`` (the command
-language); never a shipped scenario, and nothing under ``graph``.
+May import ``contract`` (the scenario contract), ``understanding`` (the command language and
+the chat model client), ``tools`` (registry, errors) and the layers below; never a shipped
+scenario (``scenarios | packs`` are one layer of independent siblings), nothing under
+``nodes`` or ``graph``.
 """
 
 from packs.functions import ToolAnnotation, card_from_function, parameters_model

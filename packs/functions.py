@@ -21,8 +21,9 @@ from typing import Any, get_type_hints
 from docstring_parser import parse as parse_docstring
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from tools.errors import ToolError, UserFixableError
-from tools.registry import ToolCard, ToolContext
+from tools.executor.errors import ToolError, UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 ANNOTATION_ATTR = "__reach_tool__"
 READ_VERBS = frozenset(

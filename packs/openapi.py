@@ -18,8 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from packs.functions import ToolAnnotation
 from packs.pack import Pack, scenario_of
-from tools.errors import TransientToolError, UserFixableError
-from tools.registry import ToolCard, ToolContext
+from tools.executor.errors import TransientToolError, UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 READ_METHODS = frozenset({"get", "head"})
 METHODS = ("get", "post", "put", "patch", "delete", "head")

@@ -20,7 +20,7 @@ from datetime import date
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from nodes.tasks import Scenario, SlotResult, Speaker, TaskSpec, Text
+from contract.scenario import Scenario, SlotResult, Speaker, TaskSpec, Text
 from packs.functions import (
     Invoke,
     ToolAnnotation,
@@ -29,7 +29,7 @@ from packs.functions import (
     required_parameters,
 )
 from state import AgentState, ToolResult
-from tools.registry import ToolCard
+from tools.registry.cards import ToolCard
 
 if TYPE_CHECKING:
     from packs.understanding import PackCommandGenerator

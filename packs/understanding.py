@@ -33,8 +33,7 @@ from typing import Any, Literal
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from nodes.model_understanding import describe_error
-from tools.registry import ToolCard
+from tools.registry.cards import ToolCard
 from understanding.commands import (
     Cancel,
     CannotTell,
@@ -46,6 +45,7 @@ from understanding.commands import (
     SetSlot,
     Start,
 )
+from understanding.model_recognizer import describe_error
 from understanding.rules import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 

@@ -1,12 +1,14 @@
-"""The shipped scenarios, each a folder behind the ``nodes.tasks.Scenario`` contract.
+"""The shipped scenarios, each a folder behind the ``contract.scenario.Scenario`` contract.
 
 ``SCENARIOS`` is what ``build_graph`` serves by default; pass ``scenarios=[...]`` to serve a
-subset, or to add your own.
+subset, or to add your own. A scenario may import the packages below ``scenarios``: the
+nodes (a sub-agent acts through ``nodes.actions``), ``contract``, ``state``, ``jobs``,
+``tools`` and the rest; never the graph, and never another scenario.
 """
 
 from __future__ import annotations
 
-from nodes.tasks import Scenario
+from contract.scenario import Scenario
 from scenarios.appointment import SCENARIO as APPOINTMENT
 from scenarios.delivery import SCENARIO as DELIVERY
 from scenarios.flights import SCENARIO as FLIGHTS

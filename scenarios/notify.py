@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from nodes.text_match import negated, normalize
+from contract.text_match import negated, normalize
 
 _NOTIFY = re.compile(
     r"通知(?:我|本人|一下|一声)|提醒(?:我|本人|一下)|短信|(?:发|来)(?:个|条|一条|一个)?(?:消息|信息|微信)"

@@ -9,18 +9,26 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from redis import Redis
 
+from config.settings import get_settings
 from graph.builder import build_graph
 from graph.checkpoint.plain_redis import PlainRedisSaver
 from state import Context
+from storage.db import Database
 from tests.helpers import default_registry, open_database
+from tests.properties import QUICK  # loads the ``check`` profile before any test module
 from tests.services import RedisServer
-from tools.db import Database
-from tools.executor import ActionExecutor, ExecutorSettings
-from tools.registry import ToolRegistry
-from tools.settings import get_settings
+from tools.executor.pipeline import ActionExecutor, ExecutorSettings
+from tools.registry.cards import ToolRegistry
 
 ALICE = Context(user_id="u_10001", user_role="customer")
 BOB = Context(user_id="u_10002", user_role="customer")
+
+
+def pytest_report_header() -> str:
+    """Say how many examples the property tests draw in this run."""
+    if QUICK:
+        return "properties: a tenth of each test's examples (HYPOTHESIS_PROFILE=check)"
+    return "properties: every example each test asks for"
 
 
 @pytest.fixture(autouse=True)

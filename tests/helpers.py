@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from config.settings import get_settings
 from nodes.services import Services, default_executor
 from scenarios import SCENARIOS
-from tools.db import Database
-from tools.lifecycle import ToolLifecycle
-from tools.registry import ToolRegistry
-from tools.settings import get_settings
+from storage.db import Database
+from tools.registry.cards import ToolRegistry
+from tools.registry.lifecycle import ToolLifecycle
 
 __all__ = ["default_executor", "default_registry", "finance_registry", "open_database", "set_env"]
 

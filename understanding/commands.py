@@ -14,20 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+from typing import Any, Literal, TypeAlias
 
-CommandKind = Literal[
-    "start",
-    "set",
-    "correct",
-    "cancel",
-    "confirm",
-    "reject",
-    "clarify",
-    "chitchat",
-    "handoff",
-    "cannot_tell",
-]
+from state import CommandKind, CommandRecord
+
 Courtesy = Literal["greet", "thanks", "bye"]
 HandoffReason = Literal["user_request", "complaint", "not_served"]
 SlotValues: TypeAlias = Mapping[str, Any]
@@ -200,21 +190,6 @@ class Reading:
 
 
 _TASK_KINDS = frozenset({"start", "set", "correct"})
-
-
-class CommandRecord(TypedDict):
-    """A command as the state, the protocol and the trace keep it (JSON)."""
-
-    kind: CommandKind
-    confidence: float
-    evidence: list[str]
-    intent: NotRequired[str | None]
-    slots: NotRequired[dict[str, Any]]
-    after: NotRequired[str | None]
-    intents: NotRequired[list[str]]
-    act: NotRequired[str]
-    reason: NotRequired[str]
-    request: NotRequired[str | None]
 
 
 def record(command: Command, *, shown: Mapping[str, Any] | None = None) -> CommandRecord:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from state import SlotChange, TaskFrame
+from state import SlotChange, SlotValues, TaskFrame
 from understanding.commands import (
     Cancel,
     ChitChat,
@@ -156,7 +156,7 @@ def _at_pending(
     assert pending is not None
     corrections = [c for c in commands if isinstance(c, CorrectSlot | SetSlot)]
     if corrections:
-        slots: dict[str, Any] = {}
+        slots: SlotValues = {}
         invalid: dict[str, str] = {}
         for command in corrections:
             slots.update(command.slots)
@@ -230,7 +230,7 @@ def _without_waiting(view: DialogueView) -> DialogueView:
 class _Entry:
     intent: str
     task_id: str
-    slots: dict[str, Any]
+    slots: SlotValues
     invalid: dict[str, str]
     fresh: bool
     confidence: float
@@ -363,7 +363,7 @@ def _tasks(
 def _continue(
     waiting: TaskView, fills: list[SetSlot | CorrectSlot], commands: list[Command]
 ) -> _Entry:
-    slots: dict[str, Any] = {}
+    slots: SlotValues = {}
     invalid: dict[str, str] = {}
     for command in fills:
         slots.update(command.slots)

@@ -8,7 +8,7 @@ into a grammar). One call a turn is the budget: on CPU each costs the user secon
 Everything the model says is untrusted and checked before the engine sees it:
 
 - a task must be one the scenarios serve; a slot one of that task's;
-- a slot value must be evidenced by the message (``nodes.model_understanding.slot_supported``)
+- a slot value must be evidenced by the message (``understanding.evidence.slot_supported``)
   and is then normalized by the scenario's own extractor ("50" → 5000 cents, "21号" → a
   date); a secret (PIN, ID number) only ever comes from the rules, and an on-request slot
   (a notification) only when the rules heard it asked for;
@@ -27,25 +27,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
 from typing import Any, Literal, get_args
 
 from langgraph.errors import GraphBubbleUp
 
-from nodes.model_understanding import (
-    P_NO_LOGPROBS,
-    chat_model_for,
-    describe_error,
-    evidence_confidence,
-    label_probability,
-    normalize,
-    parse_choice,
-    slot_supported,
-)
-from nodes.tasks import ScenarioSet
-from nodes.understanding import IntentResult
-from tools.pii import mask_pii
+from config.limits import JsonObject, JsonValue
+from contract.scenario import ScenarioSet
+from security.pii import mask_pii
+from state import SlotValues
+from understanding.chat import chat_model_for, parse_choice
 from understanding.commands import (
     Cancel,
     CannotTell,
@@ -59,7 +51,17 @@ from understanding.commands import (
     SetSlot,
     Start,
 )
+from understanding.evidence import (
+    P_NO_LOGPROBS,
+    evidence_confidence,
+    label_probability,
+    normalize,
+    slot_supported,
+)
 from understanding.generator import CommandGenerator
+from understanding.model_prompt import TaskOption, implied_task, situation, task_options
+from understanding.model_recognizer import describe_error
+from understanding.recognizer import IntentResult
 from understanding.reconcile import Placed, Proposal, on_stack, place, split_values
 from understanding.rules import OFFER_TAKEN, RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
@@ -69,51 +71,7 @@ MODEL_KINDS = tuple(kind for kind in get_args(CommandKind) if kind != "chitchat"
 """What the model may say (a courtesy is the rules' to read: it is never sent)."""
 NO_TASK = "none"
 MAX_COMMANDS = 4
-DESCRIPTION_CHARS = 60
 Method = Literal["json_schema", "function_calling"]
-
-
-@dataclass(frozen=True, slots=True)
-class TaskOption:
-    """One task as the model is told of it."""
-
-    intent: str
-    label: str
-    """"查询订单状态 / check an order"."""
-    slots: Mapping[str, str]
-    """Slot → a few words on what it is."""
-    flags: Mapping[str, Any]
-    """On-request slots → the value a raised flag stands for (``notify`` → ``sms``)."""
-    sensitive: frozenset[str]
-
-
-def task_options(catalog: ScenarioSet) -> list[TaskOption]:
-    """Describe every task for the model, from the scenario contract and the tool cards."""
-    cards = catalog.cards_by_name()
-    out: list[TaskOption] = []
-    for intent, task in catalog.tasks.items():
-        card = cards.get(task.tool)
-        slots = {name: _described(card, name) for name in task.required_slots}
-        flags: dict[str, Any] = {}
-        for slot, tool in task.on_request:
-            extra = cards.get(tool)
-            channel = extra.parameters.model_fields.get("channel") if extra else None
-            flags[slot] = channel.default if channel and channel.default else True
-            slots[slot] = "yes only if the user asks to be notified"
-        zh = catalog.wording(f"intent.{intent}", "zh") or intent
-        en = catalog.wording(f"intent.{intent}", "en") or intent
-        out.append(
-            TaskOption(intent, f"{zh} / {en}", slots, flags, frozenset(task.sensitive_slots))
-        )
-    return out
-
-
-def _described(card: Any, name: str) -> str:
-    if card is None:
-        return name
-    info = card.parameters.model_fields.get(name)
-    text = " ".join(((info.description if info is not None else None) or name).split())
-    return text.split(". ")[0][:DESCRIPTION_CHARS]
 
 
 class ModelCommandGenerator:
@@ -188,8 +146,8 @@ class ModelCommandGenerator:
         return not unsure
 
     # ---- the call ------------------------------------------------------------------------
-    def _call(self, text: str, view: DialogueView) -> tuple[dict[str, Any], Any]:
-        messages = [("system", self.system_prompt), ("user", _situation(view, mask_pii(text)))]
+    def _call(self, text: str, view: DialogueView) -> tuple[JsonObject, Any]:  # raw output
+        messages = [("system", self.system_prompt), ("user", situation(view, mask_pii(text)))]
         try:
             out = self._runnable.invoke(messages)
         except GraphBubbleUp:
@@ -224,21 +182,21 @@ class ModelCommandGenerator:
             lines.append(f"- {option.intent} = {option.label} ({slots})")
         return "\n".join(lines)
 
-    def _schema(self) -> dict[str, Any]:
+    def _schema(self) -> dict[str, JsonValue]:
         names = sorted({name for o in self.options.values() for name in o.slots})
-        slot = {
+        slot: dict[str, JsonValue] = {
             "type": "object",
             "properties": {
-                "name": {"type": "string", "enum": names or ["none"]},
+                "name": {"type": "string", "enum": [*names] if names else ["none"]},
                 "value": {"type": "string"},
             },
             "required": ["name", "value"],
             "additionalProperties": False,
         }
-        command = {
+        command: dict[str, JsonValue] = {
             "type": "object",
             "properties": {
-                "kind": {"type": "string", "enum": list(MODEL_KINDS)},
+                "kind": {"type": "string", "enum": [*MODEL_KINDS]},
                 "task": {"type": "string", "enum": [*self.options, NO_TASK]},
                 "slots": {"type": "array", "items": slot, "maxItems": 6},
             },
@@ -264,7 +222,7 @@ class ModelCommandGenerator:
     # ---- checking what came back ------------------------------------------------------------
     def _checked(
         self,
-        parsed: dict[str, Any],
+        parsed: JsonObject,  # the model's output, unchecked: the checks are here
         raw: Any,
         text: str,
         view: DialogueView,
@@ -286,7 +244,7 @@ class ModelCommandGenerator:
             kind, intent = str(item.get("kind", "")), str(item.get("task", NO_TASK))
             option = self.options.get(intent)
             if kind in ("start", "set", "correct") and option is None:
-                target = _target(view, kind)
+                target = implied_task(view, kind)
                 option = self.options.get(target.intent) if target is not None else None
                 intent = option.intent if option is not None else intent
             pairs = _pairs(item.get("slots"))
@@ -402,10 +360,10 @@ class ModelCommandGenerator:
         pairs: Sequence[tuple[str, str]],
         text: str,
         known: Mapping[str, Any],
-    ) -> tuple[dict[str, Any], dict[str, str]]:
+    ) -> tuple[SlotValues, dict[str, str]]:
         """Keep the evidenced values, normalized by the scenario's extractor."""
         heard = self.rules.slots_for(text, option.intent, TaskView(option.intent, known))
-        values: dict[str, Any] = {}
+        values: SlotValues = {}
         refused: dict[str, str] = {}
         for name, value in pairs:
             if name not in option.slots or not value.strip():
@@ -498,33 +456,6 @@ def _pairs(raw: Any) -> list[tuple[str, str]]:
         if isinstance(item, dict) and isinstance(item.get("name"), str):
             out.append((item["name"], str(item.get("value", ""))))
     return out
-
-
-def _target(view: DialogueView, kind: str) -> TaskView | None:
-    """The task a ``set`` or ``correct`` without a task means: pending, else waiting."""
-    if kind == "start":
-        return None
-    return view.pending or view.waiting
-
-
-def _situation(view: DialogueView, text: str) -> str:
-    """The dynamic part of the prompt: what waits, and the message."""
-    lines: list[str] = []
-    if view.pending is not None:
-        shown = ", ".join(f"{k}={v}" for k, v in view.pending.slots.items())
-        lines.append(f"Waiting for a yes or no: {view.pending.intent} ({shown})")
-    if view.waiting is not None:
-        have = ", ".join(f"{k}={v}" for k, v in view.waiting.slots.items()) or "nothing"
-        lines.append(
-            f"Waiting task: {view.waiting.intent} needs {', '.join(view.waiting.missing)}; "
-            f"has {have}"
-        )
-    for task in view.queued:
-        lines.append(f"Queued: {task.intent}")
-    if view.last is not None and view.idle:
-        lines.append(f"Last answered: {view.last.intent}")
-    lines.append(f"Message: {text}")
-    return "\n".join(lines)
 
 
 def _prompt_tokens(raw: Any) -> int | None:

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from state import SlotValues
 from understanding.commands import CorrectSlot, Reading, SetSlot, Start
 from understanding.view import MASKED_SUFFIX, DialogueView
 
@@ -162,7 +163,7 @@ def _settled(
     task = view.known(intent)
     heard = _rules_values(rules, intent)
     others = {value for name, values in used.items() if name != intent for value in values}
-    chosen: dict[str, Any] = {}
+    chosen: SlotValues = {}
     extra: list[Any] = []
     candidates: dict[str, list[Any]] = {}
     refused: dict[str, str] = {}
@@ -199,8 +200,8 @@ def _settled(
     return out
 
 
-def _rules_values(rules: Reading, intent: str) -> dict[str, Any]:
-    values: dict[str, Any] = {}
+def _rules_values(rules: Reading, intent: str) -> SlotValues:
+    values: SlotValues = {}
     for command in rules.commands:
         if isinstance(command, Start | SetSlot | CorrectSlot) and command.intent == intent:
             values.update(command.slots)

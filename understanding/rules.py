@@ -1,8 +1,8 @@
 """The rule generator: the scenarios' cues and extractors, read as commands.
 
 It is Rasa CALM's NLU-only adapter in our terms: the cue scoring of
-``nodes.understanding.RuleBasedUnderstanding`` says which task a clause asks for, the
-scenario's slot extractor what it gives, ``nodes.acts`` the courtesies and requests for a
+``understanding.recognizer.RuleBasedUnderstanding`` says which task a clause asks for, the
+scenario's slot extractor what it gives, ``understanding.acts`` the courtesies and requests for a
 person, and ``understanding.yesno`` a yes, a no or a correction. What comes out is the same
 command language the model generator speaks; the engine applies either.
 
@@ -17,13 +17,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
-from nodes.acts import is_follow_up, read_act
-from nodes.tasks import UNKNOWN, ScenarioSet, SlotResult
-from nodes.understanding import IntentResult, RuleBasedUnderstanding, detect_language
+from contract.scenario import UNKNOWN, ScenarioSet, SlotResult
+from state import SlotValues
+from understanding.acts import is_follow_up, read_act
+from understanding.clause_commands import (
+    ClauseGroup,
+    FoundSlots,
+    after_previous,
+    before_colon,
+    cannot_tell,
+    starts_for,
+)
 from understanding.commands import (
     Cancel,
     CannotTell,
@@ -37,6 +45,7 @@ from understanding.commands import (
     SetSlot,
     Start,
 )
+from understanding.recognizer import IntentResult, RuleBasedUnderstanding, detect_language
 from understanding.split import clauses
 from understanding.view import MASKED_SUFFIX, DialogueView, TaskView
 from understanding.yesno import (
@@ -56,19 +65,6 @@ request of its own in a message of several ("查订单 OD-…，再查下北京�
 """A clause this sure of its task starts a request of its own even without a cue of its own."""
 _RESUME = re.compile(r"继续|接着|回到刚才|刚才那个|go back|continue|resume", re.IGNORECASE)
 SECRET_SHOWN = "******"
-
-
-@dataclass(frozen=True, slots=True)
-class FoundSlots:
-    """Slot values one clause gives a task, read against what the task already knows."""
-
-    slots: dict[str, Any] = field(default_factory=dict)
-    invalid: dict[str, str] = field(default_factory=dict)
-    several: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    changed: dict[str, Any] = field(default_factory=dict)
-    """Values that replace a different one the task already had."""
-    fills: bool = False
-    """Gives (or names an invalid value for) a slot the task still misses."""
 
 
 OFFER_TAKEN = "takes the value the question offered"
@@ -130,7 +126,7 @@ class RuleCommandGenerator:
                 )
         result = self.rules.reconsider(text, pending_intent=None, missing_slots=[])
         if result.intent == UNKNOWN:
-            return Reading((_cannot_tell(result),), language)
+            return Reading((cannot_tell(result),), language)
         found = self.slots_for(text, result.intent, None)
         return Reading(
             (
@@ -248,13 +244,13 @@ class RuleCommandGenerator:
         if len(parts) < 2:
             return [(text, self.rules.classify(text))]
         waiting = view.waiting
-        groups: list[_Group] = []
+        groups: list[ClauseGroup] = []
         for part in parts:
-            result = self.rules.classify(_before_colon(part))
+            result = self.rules.classify(before_colon(part))
             names = self._names_task(result, part)
             entities = set(self._extract(part, result.intent).slots) if names else set()
             if not groups:
-                groups.append(_Group([part], result if names else None, entities))
+                groups.append(ClauseGroup([part], result if names else None, entities))
                 continue
             group = groups[-1]
             if not names or self._completes(group, part):
@@ -277,13 +273,13 @@ class RuleCommandGenerator:
                 group.words.append(part)
                 group.held |= entities
             else:
-                groups.append(_Group([part], result, entities))
+                groups.append(ClauseGroup([part], result, entities))
         return [
             (group.text, group.lead if group.lead is not None else self.rules.classify(group.text))
             for group in groups
         ]
 
-    def _completes(self, group: _Group, part: str) -> bool:
+    def _completes(self, group: ClauseGroup, part: str) -> bool:
         """The clause gives the request before it slots it still lacks ("，发短信：…")."""
         if group.lead is None:
             return False
@@ -320,7 +316,7 @@ class RuleCommandGenerator:
         waiting = view.waiting
         answered = False
         previous: str | None = None
-        carried: dict[str, Any] = {}
+        carried: SlotValues = {}
         for part, result in groups:
             if self._names_task(result, part) and result.confidence < self.threshold:
                 result = replace(result, confidence=self.threshold)  # cued and complete
@@ -344,7 +340,7 @@ class RuleCommandGenerator:
                 for name in spec.required_slots:
                     if name in carried and name not in found.slots and name not in found.several:
                         found.slots[name] = carried[name]
-            started = _starts(result, found, after=previous if _after_previous(part) else None)
+            started = starts_for(result, found, after=previous if after_previous(part) else None)
             commands.extend(started)
             carried.update(
                 {k: v for k, v in found.slots.items() if spec and k not in spec.sensitive_slots}
@@ -380,9 +376,9 @@ class RuleCommandGenerator:
                 frame = view.suspended[-1]
                 return [Start(intent=frame.intent, confidence=self.threshold, evidence=("resume",))]
         if result.intent == UNKNOWN:
-            return [_cannot_tell(result)]
+            return [cannot_tell(result)]
         found = self.slots_for(text, result.intent, None)
-        return _starts(result, found)
+        return starts_for(result, found)
 
     def _follow_up(self, text: str, view: DialogueView) -> Start | None:
         """Ask the last request again with what the message changes ("那上海呢")."""
@@ -487,70 +483,6 @@ class RuleCommandGenerator:
         missing = set(task.missing) if task is not None else set()
         fills = bool(missing & (set(slots) | set(invalid) | set(several)))
         return FoundSlots(slots, invalid, several, changed, fills)
-
-
-@dataclass
-class _Group:
-    """Clauses read as one request."""
-
-    words: list[str]
-    lead: IntentResult | None
-    """The clause that named its task, if one did."""
-    held: set[str]
-    """Slots the request's clauses gave values for."""
-
-    @property
-    def text(self) -> str:
-        return "，".join(self.words)
-
-
-def _starts(result: IntentResult, found: FoundSlots, *, after: str | None = None) -> list[Command]:
-    """One ``Start`` per value of a slot named more than once, else one."""
-    base = dict(found.slots)
-    if not found.several:
-        return [
-            Start(
-                intent=result.intent,
-                slots=base,
-                invalid=found.invalid,
-                after=after,
-                confidence=result.confidence,
-                evidence=result.evidence,
-            )
-        ]
-    name, values = next(iter(found.several.items()))
-    return [
-        Start(
-            intent=result.intent,
-            slots={**base, name: value},
-            invalid={k: v for k, v in found.invalid.items() if k != name},
-            after=after,
-            confidence=result.confidence,
-            evidence=(*result.evidence, f"{name} {index + 1} of {len(values)}"),
-        )
-        for index, value in enumerate(values)
-    ]
-
-
-_AFTER = re.compile(
-    r"好了|完了|之后|以后|然后|成功后|\bonce\b|\bafter\b|\bwhen (?:it'?s )?done\b", re.I
-)
-
-
-def _before_colon(part: str) -> str:
-    """What a clause asks, without the text it quotes after a colon ("发短信：餐品将延迟送达")."""
-    return re.split(r"[:：]", part, maxsplit=1)[0]
-
-
-def _after_previous(part: str) -> bool:
-    """Tell whether a clause waits for the one before it ("订好了通知我")."""
-    return _AFTER.search(part) is not None
-
-
-def _cannot_tell(result: IntentResult) -> CannotTell:
-    return CannotTell(
-        candidates=result.candidates, confidence=result.confidence, evidence=result.evidence
-    )
 
 
 __all__ = ["ANSWERS_CONFIDENCE", "FoundSlots", "RuleCommandGenerator"]

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from state import AgentState, TaskFrame
+from state import AgentState, SlotValues, TaskFrame
 
 UNKNOWN = "UNKNOWN"
 MASKED_SUFFIX = "_masked"
@@ -69,9 +69,9 @@ class DialogueView:
         return {}
 
 
-def shown_slots(slots: Mapping[str, Any]) -> dict[str, Any]:
+def shown_slots(slots: Mapping[str, Any]) -> SlotValues:
     """Return ``slots`` as a generator may see them: a vaulted value as its masked form."""
-    out: dict[str, Any] = {}
+    out: SlotValues = {}
     for name, value in slots.items():
         if name.endswith(MASKED_SUFFIX):
             continue

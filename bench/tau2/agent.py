@@ -39,17 +39,17 @@ from tau2.data_model.message import (
 )
 
 from bench.tau2.packs import tau2_pack
+from config.settings import get_settings
 from graph.builder import build_graph
 from nodes.services import Services
+from observability.audit import AuditLog
 from packs.understanding import BUDGET_TOKENS
 from state import Context
-from tools.audit import AuditLog
-from tools.db import Database
-from tools.errors import UserFixableError
-from tools.executor import ActionExecutor
-from tools.registry import ToolRegistry
-from tools.settings import get_settings
-from tools.stores import MemoryIdempotencyStore, MemoryResultCache
+from storage.db import Database
+from tools.executor.errors import UserFixableError
+from tools.executor.pipeline import ActionExecutor
+from tools.executor.stores import MemoryIdempotencyStore, MemoryResultCache
+from tools.registry.cards import ToolRegistry
 
 AGENT_NAME = "agent_reach"
 TURN_TIMEOUT_S = 900.0

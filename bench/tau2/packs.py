@@ -17,7 +17,7 @@ from typing import Any
 
 from packs import Pack, ToolAnnotation, pack_from_functions
 from packs.functions import Invoke
-from tools.registry import InvalidToolCardError, validate_tool_name
+from tools.registry.cards import InvalidToolCardError, validate_tool_name
 
 TOOL_TYPE_ATTR = "__tool_type__"
 CALL_TIMEOUT_S = 120.0

@@ -28,10 +28,10 @@ sys.path.insert(0, str(ROOT))
 
 from langgraph_sdk import get_sync_client  # noqa: E402
 
+from config.settings import Settings  # noqa: E402
+from security.tokens import issue_token  # noqa: E402
 from tests.services.langgraph_server import TEST_AUTH_SECRET  # noqa: E402
 from tests.services.redis_servers import free_port  # noqa: E402
-from tools.settings import Settings  # noqa: E402
-from tools.tokens import issue_token  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REQUEST = "订单 OD-20240618-002 送到了但是洒了，我要退款"

@@ -19,9 +19,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from redis import Redis
 
+from config.settings import Settings, get_settings
 from graph.checkpoint.plain_redis import PlainRedisSaver
-from tools.settings import Settings, get_settings
-from tools.sqlite_files import connect_wal
+from storage.sqlite_files import connect_wal
 
 CheckpointKind = Literal["sqlite", "memory", "redis"]
 REQUIRED_MODULES = frozenset({"search", "rejson"})

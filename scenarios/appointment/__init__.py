@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nodes.tasks import Scenario, TaskSpec
+from contract.scenario import Scenario, TaskSpec
 from scenarios.appointment import understanding
 from scenarios.appointment.agent import AGENT, make_appointment_node
 from scenarios.appointment.cancel import CANCEL_TOOLS, suggest_appointment

@@ -7,20 +7,20 @@ the booking in place and is reported as such.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from langgraph.runtime import Runtime
 
 from nodes.actions import confirm_then_run
 from nodes.common import Node, context_of, protocol_message, tool_context
-from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.tool import changes_said, reread
+from nodes.wording import Voice
 from scenarios.appointment.tools import in_period, patient_name
 from scenarios.appointment.wording import department_label
-from state import AgentState, Context, ToolResult
-from tools.executor import Decision
-from tools.failures import classify
+from state import AgentState, Context, StateUpdate, ToolResult
+from tools.executor.failures import classify
+from tools.executor.pipeline import Decision
 
 AGENT = "appointment"
 """The node name of the appointment agent in the main graph."""
@@ -29,7 +29,7 @@ AGENT = "appointment"
 def make_appointment_node(services: Services) -> Node:
     """Build the node that books a medical appointment end to end."""
 
-    def appointment(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def appointment(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Look up in parallel, confirm, then hold, book and notify in order."""
         executor = services.executor
         slots = state.get("slots") or {}
@@ -50,7 +50,7 @@ def make_appointment_node(services: Services) -> Node:
             ],
             ctx(),
         )
-        results.extend(cast(list[ToolResult], lookups))
+        results.extend(lookups)
         free = [
             s
             for s in (lookups[2].get("data") or {}).get("slots") or []
@@ -63,9 +63,8 @@ def make_appointment_node(services: Services) -> Node:
         slot_ref = {"slot_id": chosen["slot_id"]}
 
         def hold(decision: Decision | None) -> list[ToolResult]:
-            held = cast(
-                ToolResult,
-                executor.execute({"name": "hold_appointment_slot", "parameters": slot_ref}, ctx()),
+            held = executor.execute(
+                {"name": "hold_appointment_slot", "parameters": slot_ref}, ctx()
             )
             results.append(held)
             return [held]
@@ -97,7 +96,7 @@ def make_appointment_node(services: Services) -> Node:
         if booking.get("status") != "success":
             if outcome.decision is not None and outcome.decision.kind != "reject":
                 release = {"name": "release_appointment_slot", "parameters": slot_ref}
-                results.append(cast(ToolResult, executor.execute(release, ctx())))
+                results.append(executor.execute(release, ctx()))
             return _done(state, runtime, results)
         if classify(booking) is not None:  # recorded, not final (held for review): no notice
             return _done(state, runtime, results)
@@ -109,7 +108,7 @@ def make_appointment_node(services: Services) -> Node:
             },
         )
         notify = {"name": "notify_patient", "parameters": {"content": notice}}
-        results.append(cast(ToolResult, executor.execute(notify, ctx())))
+        results.append(executor.execute(notify, ctx()))
         return _done(state, runtime, results)
 
     return appointment
@@ -117,7 +116,7 @@ def make_appointment_node(services: Services) -> Node:
 
 def _done(
     state: AgentState, runtime: Runtime[Context], results: list[ToolResult]
-) -> dict[str, Any]:
+) -> StateUpdate:
     notes = [
         protocol_message(
             state,

@@ -10,18 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import date
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from nodes.tasks import HINT_CHARS, Offer, Speaker
+from contract.scenario import HINT_CHARS, Offer, Speaker
+from scenarios.appointment.tools import (
+    AppointmentListData,
+    AppointmentRow,
+    CancelledData,
+    ListedAppointmentData,
+)
 from scenarios.appointment.understanding import DEPARTMENTS
 from scenarios.appointment.wording import appointment_offer
 from scenarios.dates import find_date
 from state import ToolResult
-from tools.errors import ResourceNotFoundError
-from tools.failures import classify
-from tools.registry import ToolCard, ToolContext
+from tools.executor.envelope import CallRequest, result_data
+from tools.executor.errors import ResourceNotFoundError
+from tools.executor.failures import classify
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 APPOINTMENT_ID_PATTERN = r"AP-[0-9A-F]{8}"
 UPCOMING = 5
@@ -91,7 +99,7 @@ def appointment_owner(args: Any, ctx: ToolContext) -> str | None:
     return None if row is None else str(row["user_id"])
 
 
-def _names(hint: str, row: dict[str, Any], today: date) -> bool:
+def _names(hint: str, row: AppointmentRow, today: date) -> bool:
     """Tell whether ``hint`` names the appointment: its doctor, department or day."""
     lowered = hint.lower()
     if row["doctor"] in hint or row["department"] in hint:
@@ -102,23 +110,31 @@ def _names(hint: str, row: dict[str, Any], today: date) -> bool:
     return any(word in lowered and name == row["department"] for word, name in DEPARTMENTS.items())
 
 
-def list_my_appointments(args: AppointmentHint, ctx: ToolContext) -> dict[str, Any]:
+def list_my_appointments(args: AppointmentHint, ctx: ToolContext) -> AppointmentListData:
     """List the caller's own upcoming appointments, each marked when the hint names it."""
-    rows = ctx.database().query(
-        f"{_APPOINTMENT} WHERE a.user_id = ? AND s.slot_date >= ?"
-        " ORDER BY s.slot_date, s.slot_time LIMIT ?",
-        (ctx.user_id, ctx.today().isoformat(), UPCOMING),
+    rows = cast(
+        "list[AppointmentRow]",
+        ctx.database().query(
+            f"{_APPOINTMENT} WHERE a.user_id = ? AND s.slot_date >= ?"
+            " ORDER BY s.slot_date, s.slot_time LIMIT ?",
+            (ctx.user_id, ctx.today().isoformat(), UPCOMING),
+        ),
     )
-    return {
-        "appointments": [
-            {key: value for key, value in row.items() if key != "slot_id"}
-            | {"named": _names(args.hint, row, ctx.today())}
-            for row in rows
-        ]
-    }
+    listed: list[ListedAppointmentData] = [
+        {
+            "appointment_id": row["appointment_id"],
+            "slot_date": row["slot_date"],
+            "slot_time": row["slot_time"],
+            "doctor": row["doctor"],
+            "department": row["department"],
+            "named": _names(args.hint, row, ctx.today()),
+        }
+        for row in rows
+    ]
+    return {"appointments": listed}
 
 
-def cancel_appointment(args: AppointmentRef, ctx: ToolContext) -> dict[str, Any]:
+def cancel_appointment(args: AppointmentRef, ctx: ToolContext) -> CancelledData:
     """Cancel the caller's appointment and free its slot, in one transaction."""
     with ctx.database().transaction() as conn:
         ledger = ctx.ledger(conn, tool="cancel_appointment")
@@ -129,12 +145,18 @@ def cancel_appointment(args: AppointmentRef, ctx: ToolContext) -> dict[str, Any]
         if row is None:
             msg = f"appointment {args.appointment_id} not found"
             raise ResourceNotFoundError(msg, details={"appointment_id": args.appointment_id})
-        found = dict(row)
+        found: CancelledData = {
+            "appointment_id": row["appointment_id"],
+            "slot_date": row["slot_date"],
+            "slot_time": row["slot_time"],
+            "doctor": row["doctor"],
+            "department": row["department"],
+        }
         conn.execute("DELETE FROM appointments WHERE appointment_id = ?", (args.appointment_id,))
         conn.execute(
             "UPDATE appointment_slots SET status = 'free', held_by = NULL, held_until = NULL"
             " WHERE slot_id = ?",
-            (found.pop("slot_id"),),
+            (row["slot_id"],),
         )
         return ledger.record(found)
 
@@ -142,7 +164,7 @@ def cancel_appointment(args: AppointmentRef, ctx: ToolContext) -> dict[str, Any]
 def suggest_appointment(
     missing: Sequence[str],
     text: str,
-    run: Callable[[dict[str, Any]], ToolResult],
+    run: Callable[[CallRequest], ToolResult],
     speaker: Speaker,
 ) -> Offer:
     """Fill the number with the appointment named, or the only one; else offer them."""
@@ -153,7 +175,7 @@ def suggest_appointment(
         outcome = classify(listed) or "unavailable"
         why = speaker.failure(outcome, listed, task=speaker.say("step.list_my_appointments"))
         return Offer(offered={"appointment_id": why})
-    rows = list((listed.get("data") or {}).get("appointments") or [])
+    rows = list(result_data(listed, AppointmentListData).get("appointments") or [])
     named = [row for row in rows if row.get("named")]
     chosen = named if len(named) == 1 else rows if len(rows) == 1 else []
     if chosen:  # the confirmation names it before anything is cancelled

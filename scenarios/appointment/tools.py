@@ -10,13 +10,14 @@ import hashlib
 import time
 from collections.abc import Callable
 from datetime import date
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.db import Database
-from tools.errors import ResourceNotFoundError, TransientToolError, UserFixableError
-from tools.registry import ToolCard, ToolContext
+from storage.db import Database
+from tools.executor.errors import ResourceNotFoundError, TransientToolError, UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 HOLD_SECONDS = 300
 
@@ -64,13 +65,124 @@ class NotificationRequest(BaseModel):
     channel: str = Field(default="sms", pattern=r"^(sms|in_app)$")
 
 
+class DepartmentRow(TypedDict):
+    """A department as the tools read it."""
+
+    dept_id: str
+    name_zh: str
+    name_en: str
+
+
+class DepartmentsData(TypedDict):
+    """What ``list_departments`` answers: every department, and the one asked for."""
+
+    departments: list[DepartmentRow]
+    match: DepartmentRow | None
+
+
+class DoctorRow(TypedDict):
+    """A doctor of a department."""
+
+    doctor_id: str
+    name: str
+    title: str
+
+
+class DoctorsData(TypedDict):
+    """What ``list_doctors`` answers."""
+
+    department: str
+    doctors: list[DoctorRow]
+
+
+class FreeSlotRow(TypedDict):
+    """A free slot (``FreeSlot`` checks it)."""
+
+    slot_id: str
+    slot_time: str
+    doctor: str
+    title: str
+
+
+class FreeSlotsData(TypedDict):
+    """What ``list_free_slots`` answers (``FreeSlotsResult``)."""
+
+    department: str
+    day: str
+    slots: list[FreeSlotRow]
+    next_days: list[str]
+
+
+class HoldData(TypedDict):
+    """What ``hold_appointment_slot`` answers."""
+
+    slot_id: str
+    held_until: float
+
+
+class ReleaseData(TypedDict):
+    """What ``release_appointment_slot`` answers."""
+
+    slot_id: str
+    released: bool
+
+
+class AppointmentRow(TypedDict):
+    """An appointment with its slot, doctor and department, as the tools read it."""
+
+    appointment_id: str
+    slot_id: str
+    slot_date: str
+    slot_time: str
+    doctor: str
+    department: str
+
+
+class BookingData(AppointmentRow):
+    """What ``book_appointment`` and its status lookup answer (``BookingResult``)."""
+
+
+class ListedAppointmentData(TypedDict):
+    """One appointment in ``list_my_appointments``' answer (``ListedAppointment``)."""
+
+    appointment_id: str
+    slot_date: str
+    slot_time: str
+    doctor: str
+    department: str
+    named: bool
+
+
+class AppointmentListData(TypedDict):
+    """What ``list_my_appointments`` answers (``AppointmentList``)."""
+
+    appointments: list[ListedAppointmentData]
+
+
+class CancelledData(TypedDict):
+    """What ``cancel_appointment`` answers (``CancelResult``)."""
+
+    appointment_id: str
+    slot_date: str
+    slot_time: str
+    doctor: str
+    department: str
+
+
+class NoticeData(TypedDict):
+    """What ``notify_patient`` answers."""
+
+    sent: bool
+    channel: str
+
+
 def patient_name(db: Database, user_id: str) -> str:
     """Return the name the booking is made in: the trusted caller's display name."""
     row = db.query_one("SELECT display_name FROM users WHERE user_id = ?", (user_id,))
     return str(row["display_name"]) if row else user_id
 
 
-def _department(db: Database, name: str) -> dict[str, Any]:
+def _department(db: Database, name: str) -> DepartmentRow:
     row = db.query_one(
         "SELECT dept_id, name_zh, name_en FROM departments WHERE name_zh = ? OR lower(name_en) = ?",
         (name, name.lower()),
@@ -78,23 +190,29 @@ def _department(db: Database, name: str) -> dict[str, Any]:
     if row is None:
         msg = f"no department called {name}"
         raise ResourceNotFoundError(msg, details={"department": name})
-    return row
+    return cast("DepartmentRow", row)
 
 
-def list_departments(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
+def list_departments(args: DepartmentQuery, ctx: ToolContext) -> DepartmentsData:
     """Return the hospital's departments, and whether the asked one exists."""
     db = ctx.database()
-    rows = db.query("SELECT dept_id, name_zh, name_en FROM departments ORDER BY dept_id")
+    rows = cast(
+        "list[DepartmentRow]",
+        db.query("SELECT dept_id, name_zh, name_en FROM departments ORDER BY dept_id"),
+    )
     match = next((r for r in rows if args.department in (r["name_zh"], r["name_en"])), None)
     return {"departments": rows, "match": match}
 
 
-def list_doctors(args: DepartmentQuery, ctx: ToolContext) -> dict[str, Any]:
+def list_doctors(args: DepartmentQuery, ctx: ToolContext) -> DoctorsData:
     """Return the doctors of a department."""
     db = ctx.database()
     dept = _department(db, args.department)
-    doctors = db.query(
-        "SELECT doctor_id, name, title FROM doctors WHERE dept_id = ?", (dept["dept_id"],)
+    doctors = cast(
+        "list[DoctorRow]",
+        db.query(
+            "SELECT doctor_id, name, title FROM doctors WHERE dept_id = ?", (dept["dept_id"],)
+        ),
     )
     return {"department": dept["name_zh"], "doctors": doctors}
 
@@ -119,7 +237,7 @@ def in_period(slot_time: str, period: str | None) -> bool:
     return start <= slot_time < end
 
 
-def list_free_slots(args: SlotQuery, ctx: ToolContext) -> dict[str, Any]:
+def list_free_slots(args: SlotQuery, ctx: ToolContext) -> FreeSlotsData:
     """Return a department's free slots on a day, earliest first.
 
     A day without any also names the nearest other days with free slots (from today on),
@@ -128,11 +246,14 @@ def list_free_slots(args: SlotQuery, ctx: ToolContext) -> dict[str, Any]:
     db = ctx.database()
     dept = _department(db, args.department)
     now = time.time()
-    slots = db.query(
-        "SELECT s.slot_id, s.slot_time, d.name AS doctor, d.title FROM appointment_slots s"
-        " JOIN doctors d ON d.doctor_id = s.doctor_id WHERE d.dept_id = ? AND s.slot_date = ?"
-        f" AND {_FREE} ORDER BY s.slot_time",
-        (dept["dept_id"], args.day.isoformat(), now),
+    slots = cast(
+        "list[FreeSlotRow]",
+        db.query(
+            "SELECT s.slot_id, s.slot_time, d.name AS doctor, d.title FROM appointment_slots s"
+            " JOIN doctors d ON d.doctor_id = s.doctor_id WHERE d.dept_id = ? AND s.slot_date = ?"
+            f" AND {_FREE} ORDER BY s.slot_time",
+            (dept["dept_id"], args.day.isoformat(), now),
+        ),
     )
     days: list[str] = []
     if not slots:
@@ -159,7 +280,7 @@ def list_free_slots(args: SlotQuery, ctx: ToolContext) -> dict[str, Any]:
     }
 
 
-def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
+def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> HoldData:
     """Hold a slot for this user for a few minutes; exactly one racer can win it."""
     with ctx.database().transaction() as conn:
         ledger = ctx.ledger(conn, tool="hold_appointment_slot")
@@ -172,10 +293,11 @@ def hold_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
         if not won:
             msg = f"slot {args.slot_id} was just taken"
             raise UserFixableError(msg, details={"reason": "slot_taken", "slot_id": args.slot_id})
-        return ledger.record({"slot_id": args.slot_id, "held_until": time.time() + HOLD_SECONDS})
+        held: HoldData = {"slot_id": args.slot_id, "held_until": time.time() + HOLD_SECONDS}
+        return ledger.record(held)
 
 
-def release_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
+def release_appointment_slot(args: SlotRef, ctx: ToolContext) -> ReleaseData:
     """Give a held slot back, so a failed booking does not keep it."""
     with ctx.database().transaction() as conn:
         conn.execute(
@@ -186,7 +308,7 @@ def release_appointment_slot(args: SlotRef, ctx: ToolContext) -> dict[str, Any]:
     return {"slot_id": args.slot_id, "released": True}
 
 
-def book_appointment(args: BookingRequest, ctx: ToolContext) -> dict[str, Any]:
+def book_appointment(args: BookingRequest, ctx: ToolContext) -> BookingData:
     """Turn this user's hold into a booking, in one transaction."""
     appointment_id = (
         "AP-" + hashlib.sha256(f"{args.slot_id}|{ctx.user_id}".encode()).hexdigest()[:8].upper()
@@ -212,9 +334,15 @@ def book_appointment(args: BookingRequest, ctx: ToolContext) -> dict[str, Any]:
             " JOIN departments p ON p.dept_id = d.dept_id WHERE s.slot_id = ?",
             (args.slot_id,),
         ).fetchone()
-        return ledger.record(
-            {"appointment_id": appointment_id, "slot_id": args.slot_id, **dict(row)}
-        )
+        booking: BookingData = {
+            "appointment_id": appointment_id,
+            "slot_id": args.slot_id,
+            "slot_date": row["slot_date"],
+            "slot_time": row["slot_time"],
+            "doctor": row["doctor"],
+            "department": row["department"],
+        }
+        return ledger.record(booking)
 
 
 class FreeSlot(BaseModel):
@@ -246,7 +374,7 @@ class BookingResult(BaseModel):
     department: str
 
 
-def booking_status(args: BookingRequest, ctx: ToolContext) -> dict[str, Any] | None:
+def booking_status(args: BookingRequest, ctx: ToolContext) -> BookingData | None:
     """Find the booking a failed ``book_appointment`` may have made, or ``None``."""
     row = ctx.database().query_one(
         "SELECT a.appointment_id, a.slot_id, s.slot_date, s.slot_time, d.name AS doctor,"
@@ -257,10 +385,10 @@ def booking_status(args: BookingRequest, ctx: ToolContext) -> dict[str, Any] | N
         " WHERE a.slot_id = ? AND a.user_id = ?",
         (args.slot_id, ctx.user_id),
     )
-    return dict(row) if row is not None else None
+    return cast("BookingData", dict(row)) if row is not None else None
 
 
-def notify_patient(args: NotificationRequest, ctx: ToolContext) -> dict[str, Any]:
+def notify_patient(args: NotificationRequest, ctx: ToolContext) -> NoticeData:
     """Send the user a notification; only after a booking, never to reply in the chat."""
     db = ctx.database()
     if ctx.request_id:  # sent before: the backend must not be called again
@@ -277,7 +405,8 @@ def notify_patient(args: NotificationRequest, ctx: ToolContext) -> dict[str, Any
             "INSERT INTO notifications (user_id, channel, content) VALUES (?, ?, ?)",
             (ctx.user_id, args.channel, args.content),
         )
-        return ledger.record({"sent": True, "channel": args.channel})
+        notice: NoticeData = {"sent": True, "channel": args.channel}
+        return ledger.record(notice)
 
 
 def _card(

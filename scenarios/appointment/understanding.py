@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import date
-from typing import Any
 
-from nodes.tasks import Cues, SlotResult
-from nodes.text_match import normalize
+from contract.scenario import Cues, SlotResult
+from contract.text_match import normalize
 from scenarios.dates import find_date, is_past
+from state import SlotValues
 
 CUES: dict[str, Cues] = {
     "CANCEL_APPOINTMENT": (
@@ -173,7 +173,7 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     if intent == "CANCEL_APPOINTMENT":
         number = _APPOINTMENT_ID.search(text)
         return SlotResult(slots={"appointment_id": number.group(0).upper()} if number else {})
-    slots: dict[str, Any] = {}
+    slots: SlotValues = {}
     lowered = text.lower()
     for name, canonical in DEPARTMENTS.items():
         if name in lowered:

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from nodes.tasks import Describer, Speaker, Wording
-from scenarios.appointment.tools import PERIODS
+from contract.scenario import Describer, Speaker, Wording
+from scenarios.appointment.tools import (
+    PERIODS,
+    AppointmentListData,
+    BookingData,
+    CancelledData,
+    FreeSlotRow,
+    FreeSlotsData,
+    ListedAppointmentData,
+)
 from state import AgentState, ToolResult
+from tools.executor.envelope import result_data
 
 WORDING: Wording = {
     "intent.BOOK_APPOINTMENT": {"zh": "预约挂号", "en": "book a medical appointment"},
@@ -152,10 +161,8 @@ def describe_appointment(result: ToolResult, state: AgentState, speaker: Speaker
         notified = notify is not None and notify.get("status") == "success"
         # a notice that did not go out is said by the generic sentence of its failure
         notice = speaker.say("appointment_notified") if notified else ""
-        data = {
-            **booking["data"],
-            "department": department_label(booking["data"].get("department"), speaker),
-        }
+        booked: BookingData = booking["data"]
+        data = {**booked, "department": department_label(booked.get("department"), speaker)}
         return speaker.say("appointment_booked", notice=notice, **data)
     lookup = result
     other_times = _free(lookup) if slots.get("period") in PERIODS else []
@@ -188,7 +195,7 @@ def department_label(name: Any, speaker: Speaker) -> str:
     return speaker.say(f"department.{name}")
 
 
-def appointment_offer(rows: Sequence[Mapping[str, Any]], speaker: Speaker) -> str:
+def appointment_offer(rows: Sequence[ListedAppointmentData], speaker: Speaker) -> str:
     """Name the appointments (number, day, time, department, doctor) in one offering sentence."""
     items = ("、" if speaker.language == "zh" else "; ").join(
         speaker.say(
@@ -206,15 +213,15 @@ def appointment_offer(rows: Sequence[Mapping[str, Any]], speaker: Speaker) -> st
 
 def describe_cancel(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Say which appointment was cancelled, or list the caller's, or that it is not theirs."""
-    data: dict[str, Any] = result.get("data") or {}
     if result.get("tool") == "list_my_appointments":
         if result.get("status") != "success":
             return None
-        rows = data.get("appointments") or []
+        rows = result_data(result, AppointmentListData).get("appointments") or []
         return (
             appointment_offer(rows, speaker).strip() if rows else speaker.say("appointments_none")
         )
     if result.get("status") == "success":
+        data = result_data(result, CancelledData)
         department = department_label(data.get("department"), speaker)
         return speaker.say("appointment_cancelled", **{**data, "department": department})
     if result.get("error_type") == "not_found":
@@ -223,18 +230,18 @@ def describe_cancel(result: ToolResult, state: AgentState, speaker: Speaker) -> 
     return None
 
 
-def _free(lookup: ToolResult | None) -> list[dict[str, Any]]:
+def _free(lookup: ToolResult | None) -> list[FreeSlotRow]:
     """The free slots a lookup found on the day asked (none fit the part of the day asked)."""
     if lookup is None or lookup.get("status") != "success":
         return []
-    return list((lookup.get("data") or {}).get("slots") or [])
+    return list(result_data(lookup, FreeSlotsData).get("slots") or [])
 
 
 def _next_days(lookup: ToolResult | None) -> list[str]:
     """The other days with free slots a full day's lookup found."""
     if lookup is None or lookup.get("status") != "success":
         return []
-    return list((lookup.get("data") or {}).get("next_days") or [])
+    return list(result_data(lookup, FreeSlotsData).get("next_days") or [])
 
 
 def slot_to_reask(results: Sequence[ToolResult]) -> str | None:

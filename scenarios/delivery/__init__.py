@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from nodes.tasks import Scenario, SlotResult, TaskSpec
+from contract.scenario import Scenario, SlotResult, TaskSpec
 from scenarios.delivery import jobs, understanding
 from scenarios.delivery.seed import SEED
 from scenarios.delivery.suggest import suggest_order

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import date
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Literal, Self, TypedDict, cast
 
 from pydantic import (
     AliasChoices,
@@ -27,13 +27,17 @@ from pydantic import (
     model_validator,
 )
 
-from nodes.tasks import Cues, Describer, SlotResult, Speaker, Wording
-from state import AgentState, ToolResult
-from tools.db import Database, Ledger
-from tools.errors import UserFixableError
-from tools.job_bodies import JOBS, RunnerSource, job_database, runner_of, start_job
-from tools.jobs import JobBody, JobContext, JobRunner
-from tools.registry import ToolCard, ToolContext
+from config.limits import JsonValue
+from contract.scenario import Cues, Describer, SlotResult, Speaker, Wording
+from jobs.bodies import JOBS, RunnerSource, job_database, runner_of, start_job
+from jobs.runner import JobBody, JobContext, JobRunner
+from jobs.store import JobAnswer, JobParams, JobResult
+from state import AgentState, SlotValues, ToolResult
+from storage.db import Database, Ledger
+from tools.executor.envelope import result_data
+from tools.executor.errors import UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 KIND = "send_bulk_notification"
 JOB_ITEMS_SCHEMA = """
@@ -95,6 +99,24 @@ class BulkNotificationRequest(BaseModel):
         return self
 
 
+class BulkParams(TypedDict):
+    """A bulk notification job's parameters, as ``start_bulk_notification`` stores them."""
+
+    user_ids: list[str]
+    content: str
+    channel: str
+
+
+class BulkNotificationResult(JobResult):
+    """What a bulk notification job's body answers."""
+
+    recipients: int
+    sent: int
+    sent_this_attempt: int
+    skipped: list[str]
+    already_done: int
+
+
 def recipients(db: Database, args: BulkNotificationRequest) -> list[str]:
     """Resolve the request to user ids, once, when the job starts."""
     if args.user_ids is not None:
@@ -122,7 +144,7 @@ def send_bulk_notification(
     channel: str,
     progress: Callable[[int, int], None] | None = None,
     before_commit: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
+) -> BulkNotificationResult:
     """Send ``content`` to each customer once; unknown or non-customer ids are skipped.
 
     ``before_commit(user_id)`` runs inside each send's transaction (a test seam: a crash
@@ -184,13 +206,14 @@ def send_bulk_notification(
 def bulk_notification_job(before_commit: Callable[[str], None] | None = None) -> JobBody:
     """Return the job body (``before_commit``: the crash-test seam)."""
 
-    def body(params: dict[str, Any], ctx: JobContext) -> dict[str, Any]:
+    def body(params: JobParams, ctx: JobContext) -> BulkNotificationResult:
+        stored = cast("BulkParams", params)  # what ``start_bulk_notification`` stored
         return send_bulk_notification(
             job_database(ctx),
             job_id=ctx.job_id,
-            user_ids=list(params["user_ids"]),
-            content=str(params["content"]),
-            channel=str(params["channel"]),
+            user_ids=list(stored["user_ids"]),
+            content=str(stored["content"]),
+            channel=str(stored["channel"]),
             progress=ctx.progress,
             before_commit=before_commit,
         )
@@ -201,9 +224,9 @@ def bulk_notification_job(before_commit: Callable[[str], None] | None = None) ->
 def bulk_card(runner: RunnerSource = JOBS.runner_for) -> ToolCard:
     """Return the card that starts a bulk notification on ``runner`` (the hub's by default)."""
 
-    def start_bulk_notification(args: BulkNotificationRequest, ctx: ToolContext) -> dict[str, Any]:
-        params = {
-            "user_ids": recipients(ctx.database(), args),
+    def start_bulk_notification(args: BulkNotificationRequest, ctx: ToolContext) -> JobAnswer:
+        params: dict[str, JsonValue] = {
+            "user_ids": [*recipients(ctx.database(), args)],
             "content": args.notice,
             "channel": args.send_via,
         }
@@ -269,7 +292,7 @@ _NOTICE = re.compile(r"[:：]\s*(.+)$|[「“\"](.+?)[」”\"]", re.DOTALL)
 
 def extract_notify(text: str, intent: str, *, today: date) -> SlotResult:
     """Find the audience, the channel and the message text (after a colon, or quoted)."""
-    slots: dict[str, Any] = {}
+    slots: SlotValues = {}
     if _DELIVERING.search(text):
         slots["audience"] = "delivering"
     if _SMS.search(text):
@@ -313,7 +336,7 @@ WORDING: Wording = {
 
 def describe_bulk(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Say the sending started (with its job id); why it did not is the generic sentence's."""
-    data: dict[str, Any] = result.get("data") or {}
+    data = result_data(result, JobAnswer)
     if result.get("status") == "success":
         return speaker.say("bulk_started", job_id=data.get("job_id", ""))
     return None

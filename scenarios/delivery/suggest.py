@@ -9,18 +9,19 @@ caller's own orders are read (the trusted identity, through the executor).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from nodes.tasks import Offer, Speaker
+from contract.scenario import Offer, Speaker
+from scenarios.delivery.results import OrderListData
 from scenarios.delivery.wording import order_offer
 from state import ToolResult
-from tools.failures import classify
+from tools.executor.envelope import CallRequest, result_data
+from tools.executor.failures import classify
 
 
 def suggest_order(
     missing: Sequence[str],
     text: str,
-    run: Callable[[dict[str, Any]], ToolResult],
+    run: Callable[[CallRequest], ToolResult],
     speaker: Speaker,
 ) -> Offer:
     """Fill ``order_id`` with the one order the message names, else offer the newest."""
@@ -31,7 +32,7 @@ def suggest_order(
         outcome = classify(listed) or "unavailable"
         why = speaker.failure(outcome, listed, task=speaker.say("step.list_my_orders"))
         return Offer(offered={"order_id": why})
-    orders = list((listed.get("data") or {}).get("orders") or [])
+    orders = list(result_data(listed, OrderListData).get("orders") or [])
     named = [order for order in orders if order.get("named")]
     if len(named) == 1:
         return Offer(filled={"order_id": named[0]["order_id"]})

@@ -10,13 +10,29 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from difflib import SequenceMatcher
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from nodes.tasks import HINT_CHARS
-from tools.errors import HandoffRequired, ResourceNotFoundError, UserFixableError
-from tools.registry import ToolCard, ToolContext
+from contract.scenario import HINT_CHARS
+from scenarios.delivery.results import (
+    CancelData,
+    CancelResult,
+    NotificationData,
+    NotificationResult,
+    OrderList,
+    OrderListData,
+    OrderRow,
+    OrderStatusData,
+    OrderStatusResult,
+    RefundData,
+    RefundResult,
+    UrgeData,
+    UrgeResult,
+)
+from tools.executor.errors import HandoffRequired, ResourceNotFoundError, UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 ORDER_ID_PATTERN = r"^(OD-\d{8}-\d{3}|\d{9,12})$"
 REFUND_HANDOFF_CENTS = 10_000
@@ -84,15 +100,13 @@ def _missing(order_id: str) -> ResourceNotFoundError:
     return ResourceNotFoundError(f"order {order_id} not found", details={"order_id": order_id})
 
 
-def _load_order(
-    args: OrderRef | RefundRequest | NotificationRequest, ctx: ToolContext
-) -> dict[str, Any]:
+def _load_order(args: OrderRef | RefundRequest | NotificationRequest, ctx: ToolContext) -> OrderRow:
     row = ctx.database().query_one(
         f"SELECT {ORDER_COLUMNS} FROM orders WHERE order_id = ?", (args.order_id,)
     )
     if row is None:
         raise _missing(args.order_id)
-    return row
+    return cast("OrderRow", row)  # the columns ORDER_COLUMNS names
 
 
 def _order_in(conn: sqlite3.Connection, order_id: str) -> sqlite3.Row:
@@ -105,16 +119,6 @@ def _order_in(conn: sqlite3.Connection, order_id: str) -> sqlite3.Row:
     return row
 
 
-class OrderStatusResult(BaseModel):
-    """What ``query_order_status`` promises; extra fields are tolerated, missing ones are not."""
-
-    order_id: str
-    status: str
-    eta_minutes: int | None = None
-    eta_date: str | None = None
-    item: str
-
-
 class OrderHint(BaseModel):
     """Arguments of the caller's order list: the message, to see which order it names."""
 
@@ -123,22 +127,6 @@ class OrderHint(BaseModel):
     hint: str = Field(
         "", max_length=HINT_CHARS, description="The user's message, to match an item it names."
     )
-
-
-class ListedOrder(BaseModel):
-    """One of the caller's orders, as the list shows it."""
-
-    order_id: str
-    status: str
-    item: str
-    named: bool
-    """Whether the hint names the order's item ("黄焖鸡" for 黄焖鸡米饭)."""
-
-
-class OrderList(BaseModel):
-    """What ``list_my_orders`` answers."""
-
-    orders: list[ListedOrder]
 
 
 RECENT_ORDERS = 5
@@ -158,7 +146,7 @@ def names_item(hint: str, item: str) -> bool:
     return wide >= NAMED_CHARS or (not wide and len(said) >= 4 and said == name)
 
 
-def list_my_orders(args: OrderHint, ctx: ToolContext) -> dict[str, Any]:
+def list_my_orders(args: OrderHint, ctx: ToolContext) -> OrderListData:
     """List the caller's own newest orders, each marked when the hint names its item."""
     rows = ctx.database().query(
         "SELECT order_id, status, item FROM orders WHERE user_id = ?"
@@ -166,49 +154,19 @@ def list_my_orders(args: OrderHint, ctx: ToolContext) -> dict[str, Any]:
         (ctx.user_id, RECENT_ORDERS),
     )
     return {
-        "orders": [{**dict(row), "named": names_item(args.hint, str(row["item"]))} for row in rows]
+        "orders": [
+            {
+                "order_id": row["order_id"],
+                "status": row["status"],
+                "item": row["item"],
+                "named": names_item(args.hint, str(row["item"])),
+            }
+            for row in rows
+        ]
     }
 
 
-class RefundResult(BaseModel):
-    """What ``request_refund`` (and its status lookup) answers."""
-
-    order_id: str
-    refund_id: str
-    amount_cents: int
-    status: str
-    already_requested: bool
-
-
-class UrgeResult(BaseModel):
-    """What ``urge_delivery`` answers."""
-
-    order_id: str
-    status: str
-    eta_minutes: int | None = None
-    eta_date: str | None = None
-    urge_count: int
-
-
-class CancelResult(BaseModel):
-    """What ``cancel_order`` answers."""
-
-    order_id: str
-    item: str
-    amount_cents: int
-    previous_status: str | None
-    status: str
-
-
-class NotificationResult(BaseModel):
-    """What ``send_notification`` answers."""
-
-    order_id: str
-    channel: str
-    sent: bool
-
-
-def query_order_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
+def query_order_status(args: OrderRef, ctx: ToolContext) -> OrderStatusData:
     """Look up an order's delivery status and estimated arrival."""
     order = _load_order(args, ctx)
     return {
@@ -220,7 +178,7 @@ def query_order_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
     }
 
 
-def request_refund(args: RefundRequest, ctx: ToolContext) -> dict[str, Any]:
+def request_refund(args: RefundRequest, ctx: ToolContext) -> RefundData:
     """File a refund request for the whole order; one per order."""
     db = ctx.database()
     with db.transaction() as conn:
@@ -259,7 +217,7 @@ def request_refund(args: RefundRequest, ctx: ToolContext) -> dict[str, Any]:
             " VALUES (?, ?, ?, ?, ?, 'submitted')",
             (refund_id, args.order_id, ctx.user_id, order["amount_cents"], args.reason),
         )
-        result = {
+        result: RefundData = {
             "order_id": args.order_id,
             "refund_id": refund_id,
             "amount_cents": order["amount_cents"],
@@ -269,7 +227,7 @@ def request_refund(args: RefundRequest, ctx: ToolContext) -> dict[str, Any]:
         return ledger.record(result)
 
 
-def refund_status(args: RefundRequest, ctx: ToolContext) -> dict[str, Any] | None:
+def refund_status(args: RefundRequest, ctx: ToolContext) -> RefundData | None:
     """Find the refund a timed-out ``request_refund`` may have filed, or ``None``."""
     row = ctx.database().query_one(
         "SELECT refund_id, amount_cents, status FROM refunds WHERE order_id = ? AND user_id = ?",
@@ -277,10 +235,16 @@ def refund_status(args: RefundRequest, ctx: ToolContext) -> dict[str, Any] | Non
     )
     if row is None:
         return None
-    return {"order_id": args.order_id, **row, "already_requested": False}
+    return {
+        "order_id": args.order_id,
+        "refund_id": row["refund_id"],
+        "amount_cents": row["amount_cents"],
+        "status": row["status"],
+        "already_requested": False,
+    }
 
 
-def urge_delivery(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
+def urge_delivery(args: OrderRef, ctx: ToolContext) -> UrgeData:
     """Ask the rider or carrier to hurry; only orders still on their way can be urged."""
     db = ctx.database()
     order = _load_order(args, ctx)
@@ -296,22 +260,21 @@ def urge_delivery(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
         urges = conn.execute(
             "SELECT COUNT(*) FROM delivery_urges WHERE order_id = ?", (args.order_id,)
         ).fetchone()[0]
-        return ledger.record(
-            {
-                "order_id": args.order_id,
-                "status": order["status"],
-                "eta_minutes": order["eta_minutes"],
-                "eta_date": order["eta_date"],
-                "urge_count": urges,
-            }
-        )
+        urged: UrgeData = {
+            "order_id": args.order_id,
+            "status": order["status"],
+            "eta_minutes": order["eta_minutes"],
+            "eta_date": order["eta_date"],
+            "urge_count": urges,
+        }
+        return ledger.record(urged)
 
 
 CANCELLABLE = ("pending_payment", "shipped", "delivering")
 """An order can be cancelled until it is delivered."""
 
 
-def cancel_order(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
+def cancel_order(args: OrderRef, ctx: ToolContext) -> CancelData:
     """Cancel an order that has not been delivered yet, in one transaction."""
     with ctx.database().transaction() as conn:
         ledger = ctx.ledger(conn, tool="cancel_order")
@@ -326,18 +289,17 @@ def cancel_order(args: OrderRef, ctx: ToolContext) -> dict[str, Any]:
             " WHERE order_id = ? AND status = ?",
             (args.order_id, order["status"]),
         )
-        return ledger.record(
-            {
-                "order_id": args.order_id,
-                "item": order["item"],
-                "amount_cents": order["amount_cents"],
-                "previous_status": order["status"],
-                "status": "cancelled",
-            }
-        )
+        cancelled: CancelData = {
+            "order_id": args.order_id,
+            "item": order["item"],
+            "amount_cents": order["amount_cents"],
+            "previous_status": order["status"],
+            "status": "cancelled",
+        }
+        return ledger.record(cancelled)
 
 
-def cancel_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any] | None:
+def cancel_status(args: OrderRef, ctx: ToolContext) -> CancelData | None:
     """Tell whether a timed-out ``cancel_order`` went through: the order is cancelled."""
     row = ctx.database().query_one(
         "SELECT order_id, item, amount_cents, status FROM orders WHERE order_id = ?",
@@ -345,10 +307,16 @@ def cancel_status(args: OrderRef, ctx: ToolContext) -> dict[str, Any] | None:
     )
     if row is None or row["status"] != "cancelled":
         return None
-    return {**row, "previous_status": None}
+    return {
+        "order_id": row["order_id"],
+        "item": row["item"],
+        "amount_cents": row["amount_cents"],
+        "status": row["status"],
+        "previous_status": None,
+    }
 
 
-def send_notification(args: NotificationRequest, ctx: ToolContext) -> dict[str, Any]:
+def send_notification(args: NotificationRequest, ctx: ToolContext) -> NotificationData:
     """Notify the user about an order, by text message or in-app message."""
     order = _load_order(args, ctx)
     eta = order["eta_minutes"] and f"，预计 {order['eta_minutes']} 分钟送达" or ""
@@ -359,19 +327,20 @@ def send_notification(args: NotificationRequest, ctx: ToolContext) -> dict[str, 
             "INSERT INTO notifications (user_id, channel, content) VALUES (?, ?, ?)",
             (ctx.user_id, args.channel, content),
         )
-        return ledger.record({"order_id": args.order_id, "channel": args.channel, "sent": True})
+        sent: NotificationData = {"order_id": args.order_id, "channel": args.channel, "sent": True}
+        return ledger.record(sent)
 
 
-def _summarize_status(data: dict[str, Any]) -> str:
+def _summarize_status(data: OrderStatusData) -> str:
     eta = data.get("eta_minutes") or data.get("eta_date") or "unknown"
     return f"order {data['order_id']}: {data['status']}, eta {eta}"
 
 
-def _summarize_refund(data: dict[str, Any]) -> str:
+def _summarize_refund(data: RefundData) -> str:
     return f"refund {data['refund_id']} for order {data['order_id']}: {data['status']}"
 
 
-def _summarize_urge(data: dict[str, Any]) -> str:
+def _summarize_urge(data: UrgeData) -> str:
     return f"urged order {data['order_id']} ({data['urge_count']} urges so far)"
 
 

@@ -6,10 +6,10 @@ import re
 from collections.abc import Iterator
 from datetime import date
 
-from nodes.tasks import Beyond, Cues, SlotResult
-from nodes.text_match import negated, normalize
+from contract.scenario import Beyond, Cues, SlotResult
+from contract.text_match import negated, normalize
 from scenarios.notify import asks_for_notification
-from tools.pii import looks_like_phone
+from security.pii import looks_like_phone
 
 STRONG, WEAK = 1.0, 0.4
 

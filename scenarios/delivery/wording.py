@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TypedDict
 
-from nodes.tasks import Describer, Speaker, Wording
+from contract.scenario import Describer, Speaker, Wording
+from scenarios.delivery.results import (
+    CancelData,
+    ListedOrderData,
+    OrderListData,
+    OrderStatusData,
+    RefundData,
+    UrgeData,
+)
 from state import AgentState, ToolResult
+from tools.executor.envelope import result_data
 
 WORDING: Wording = {
     "slot.order_id": {"zh": "订单号", "en": "order number"},
@@ -126,16 +135,24 @@ _REFUSALS = {
 """The order tools that refuse an order in the wrong state, and how each says so."""
 
 
+class OrderNamed(TypedDict, total=False):
+    """What every order tool's data holds, success or refusal: the order, and why it refused."""
+
+    order_id: str
+    reason: str
+    """A refusal's reason: the order's status (``ToolError`` details)."""
+
+
 def describe_order(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Say an order tool's success, a missing order, or the order state that refuses it.
 
     Any other failure is not the order's to explain: ``None``, the generic sentence.
     """
-    data: dict[str, Any] = result.get("data") or {}
+    data = result_data(result, OrderNamed)
     order_id = data.get("order_id") or (state.get("slots") or {}).get("order_id", "")
     error_type = result.get("error_type")
     if result.get("status") == "success":
-        return _describe_success(result.get("tool", ""), data, speaker)
+        return _describe_success(result.get("tool", ""), result, speaker)
     if error_type == "not_found":
         return speaker.say("order_not_found", order_id=order_id)
     name = _REFUSALS.get(result.get("tool", ""))
@@ -145,10 +162,11 @@ def describe_order(result: ToolResult, state: AgentState, speaker: Speaker) -> s
     return None
 
 
-def _describe_success(tool: str, data: dict[str, Any], speaker: Speaker) -> str:
+def _describe_success(tool: str, result: ToolResult, speaker: Speaker) -> str:
     if tool == "send_notification":
         return speaker.say("notification_sent")
     if tool == "query_order_status":
+        data = result_data(result, OrderStatusData)
         status = data["status"]
         name = {
             "delivering": "status_delivering",
@@ -157,24 +175,26 @@ def _describe_success(tool: str, data: dict[str, Any], speaker: Speaker) -> str:
         }.get(status, "status_other")
         return speaker.say(name, **{**data, "status": status_label(status, speaker)})
     if tool == "request_refund":
-        amount = f"{data['amount_cents'] / 100:.2f}"
-        if data.get("already_requested"):
+        refund = result_data(result, RefundData)
+        amount = f"{refund['amount_cents'] / 100:.2f}"
+        if refund.get("already_requested"):
             return speaker.say(
                 "refund_exists",
-                order_id=data["order_id"],
-                refund_id=data["refund_id"],
-                refund_status=data["status"],
+                order_id=refund["order_id"],
+                refund_id=refund["refund_id"],
+                refund_status=refund["status"],
             )
-        return speaker.say("refund_submitted", amount=amount, **data)
+        return speaker.say("refund_submitted", amount=amount, **refund)
     if tool == "cancel_order":
-        return speaker.say("order_cancelled", **data)
-    name = "urged_minutes" if data.get("eta_minutes") else "urged_date"  # urge_delivery
-    return speaker.say(name, **data)
+        return speaker.say("order_cancelled", **result_data(result, CancelData))
+    urged = result_data(result, UrgeData)  # urge_delivery
+    name = "urged_minutes" if urged.get("eta_minutes") else "urged_date"
+    return speaker.say(name, **urged)
 
 
 def describe_orders(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """List the caller's orders; a failure is the generic sentence's to say (``None``)."""
-    orders = (result.get("data") or {}).get("orders") or []
+    orders = result_data(result, OrderListData).get("orders") or []
     if result.get("status") != "success":
         return None
     if not orders:
@@ -182,7 +202,7 @@ def describe_orders(result: ToolResult, state: AgentState, speaker: Speaker) -> 
     return order_offer(orders, speaker).strip()
 
 
-def order_offer(orders: Sequence[Mapping[str, Any]], speaker: Speaker) -> str:
+def order_offer(orders: Sequence[ListedOrderData], speaker: Speaker) -> str:
     """Name the orders (number, item, status) in one sentence that offers them."""
     items = ("、" if speaker.language == "zh" else "; ").join(
         speaker.say(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nodes.tasks import Scenario, TaskSpec
+from contract.scenario import Scenario, TaskSpec
 from scenarios.flights import understanding
 from scenarios.flights.seed import SEED
 from scenarios.flights.tools import FLIGHT_TOOLS

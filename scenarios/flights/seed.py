@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from nodes.tasks import Seed
+from contract.scenario import Seed
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS flights (

@@ -7,15 +7,16 @@ only this handler resolves it, and the booking keeps the token and the masked nu
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from scenarios.gazetteer import normalize_city
-from tools.db import Database
-from tools.errors import ResourceNotFoundError, UserFixableError
-from tools.registry import ToolCard, ToolContext
-from tools.vault import TOKEN_PREFIX, IdentityVault, id_card_problem, mask_id_card
+from security.vault import TOKEN_PREFIX, IdentityVault, id_card_problem, mask_id_card
+from storage.db import Database
+from tools.executor.errors import ResourceNotFoundError, UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 
 class FlightBooking(BaseModel):
@@ -56,7 +57,30 @@ def _passenger(args: FlightBooking, ctx: ToolContext) -> tuple[str, str]:
     return vault.store(ctx.user_id, args.passenger_id), mask_id_card(args.passenger_id)
 
 
-def book_flight_ticket(args: FlightBooking, ctx: ToolContext) -> dict[str, Any]:
+class FlightBookingData(TypedDict):
+    """A booking as ``book_flight_ticket`` and its status lookup answer (the ID masked)."""
+
+    booking_id: str
+    flight_no: str
+    origin: str
+    destination: str
+    departure_date: str
+    depart_time: str
+    arrive_time: str
+    price_cents: int
+    passenger_name: str
+    passenger_id: str
+
+
+class BookingNoticeData(TypedDict):
+    """What ``notify_booking`` answers."""
+
+    booking_id: str
+    channel: str
+    sent: bool
+
+
+def book_flight_ticket(args: FlightBooking, ctx: ToolContext) -> FlightBookingData:
     """Book the earliest flight with a free seat on the route and date."""
     db = ctx.database()
     token, masked = _passenger(args, ctx)
@@ -119,7 +143,7 @@ def book_flight_ticket(args: FlightBooking, ctx: ToolContext) -> dict[str, Any]:
 
 def _booking_view(
     db: Database, args: FlightBooking, where: str, params: tuple[Any, ...]
-) -> dict[str, Any] | None:
+) -> FlightBookingData | None:
     """Describe one booking the same way, whether just made or found by a status lookup."""
     row = db.query_one(
         "SELECT b.booking_id, b.flight_no, b.flight_date, b.passenger_name, b.passenger_masked,"
@@ -143,7 +167,7 @@ def _booking_view(
     }
 
 
-def booking_status(args: FlightBooking, ctx: ToolContext) -> dict[str, Any] | None:
+def booking_status(args: FlightBooking, ctx: ToolContext) -> FlightBookingData | None:
     """Find the booking a timed-out call may have made, or ``None``."""
     db = ctx.database()
     token = args.passenger_id
@@ -165,7 +189,7 @@ class BookingNotice(FlightBooking):
     )
 
 
-def notify_booking(args: BookingNotice, ctx: ToolContext) -> dict[str, Any]:
+def notify_booking(args: BookingNotice, ctx: ToolContext) -> BookingNoticeData:
     """Send the user the booking they just made (it must exist: ``requires`` the booking)."""
     db = ctx.database()
     booking = booking_status(args, ctx)
@@ -183,12 +207,15 @@ def notify_booking(args: BookingNotice, ctx: ToolContext) -> dict[str, Any]:
             "INSERT INTO notifications (user_id, channel, content) VALUES (?, ?, ?)",
             (ctx.user_id, args.channel, content),
         )
-        return ledger.record(
-            {"booking_id": booking["booking_id"], "channel": args.channel, "sent": True}
-        )
+        sent: BookingNoticeData = {
+            "booking_id": booking["booking_id"],
+            "channel": args.channel,
+            "sent": True,
+        }
+        return ledger.record(sent)
 
 
-def _summarize(data: dict[str, Any]) -> str:
+def _summarize(data: FlightBookingData) -> str:
     return (
         f"booked {data['booking_id']}: {data['flight_no']} {data['departure_date']} "
         f"{data['depart_time']}-{data['arrive_time']}"

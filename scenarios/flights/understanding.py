@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import date
-from typing import Any
 
-from nodes.tasks import Beyond, Cues, SlotResult
-from nodes.text_match import normalize
+from contract.scenario import Beyond, Cues, SlotResult
+from contract.text_match import normalize
 from scenarios.dates import find_date, is_past
 from scenarios.gazetteer import city_pattern
 from scenarios.notify import asks_for_notification
-from tools.vault import id_card_problem, mask_id_card
+from security.vault import id_card_problem, mask_id_card
+from state import SlotValues
 
 CUES: dict[str, Cues] = {
     "BOOK_FLIGHT": (
@@ -82,7 +82,7 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:
     """Find route, date, passenger name and ID number; corrections simply restate a value."""
-    slots: dict[str, Any] = {}
+    slots: SlotValues = {}
     invalid: dict[str, str] = {}
     cities = city_pattern()
     route = re.search(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from nodes.tasks import Describer, Speaker, Wording
+from contract.scenario import Describer, Speaker, Wording
+from scenarios.flights.tools import FlightBookingData
 from state import AgentState, ToolResult
+from tools.executor.envelope import result_data
 
 WORDING: Wording = {
     "beyond.flight_change": {
@@ -70,7 +70,7 @@ WORDING: Wording = {
 
 def describe_flight(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Confirm a booking with its details, or say why there was no seat (else ``None``)."""
-    data: dict[str, Any] = result.get("data") or {}
+    data = result_data(result, FlightBookingData)
     slots = state.get("slots") or {}
     if result.get("status") == "success":
         return speaker.say(

@@ -7,7 +7,7 @@ a job reaches the thread without a question too (``nodes.job_update``).
 
 from __future__ import annotations
 
-from nodes.tasks import Scenario, TaskSpec
+from contract.scenario import Scenario, TaskSpec
 from scenarios.jobs import understanding
 from scenarios.jobs.tools import JOB_TOOLS
 from scenarios.jobs.wording import DESCRIBE, WORDING

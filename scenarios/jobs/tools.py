@@ -6,12 +6,11 @@ one started after a restart) still knows where it stands.
 
 from __future__ import annotations
 
-from typing import Any
-
-from tools.errors import ResourceNotFoundError
-from tools.job_bodies import JOBS, JobRef, RunnerSource, describe_job, latest_job, runner_of
-from tools.jobs import Job
-from tools.registry import ToolCard, ToolContext
+from jobs.bodies import JOBS, JobRef, RunnerSource, describe_job, latest_job, runner_of
+from jobs.store import Job, JobAnswer
+from tools.executor.errors import ResourceNotFoundError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 
 def job_status_card(runner: RunnerSource = JOBS.runner_for) -> ToolCard:
@@ -23,7 +22,7 @@ def job_status_card(runner: RunnerSource = JOBS.runner_for) -> ToolCard:
             return latest_job(source, ctx.user_id, ctx.session_id or None)
         return source.status(args.job_id)
 
-    def query_job_status(args: JobRef, ctx: ToolContext) -> dict[str, Any]:
+    def query_job_status(args: JobRef, ctx: ToolContext) -> JobAnswer:
         job = find(args, ctx)
         if job is None:
             msg = f"job {args.job_id} not found" if args.job_id else "no job started yet"

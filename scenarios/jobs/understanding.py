@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from nodes.tasks import Cues, SlotResult
+from contract.scenario import Cues, SlotResult
 
 CUES: dict[str, Cues] = {
     "CHECK_JOB": (

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from nodes.tasks import Describer, Speaker, Wording
+from contract.scenario import Describer, Speaker, Wording
+from jobs.bodies import describe_job
+from jobs.store import Job, JobAnswer
 from state import AgentState, ToolResult
-from tools.job_bodies import describe_job
-from tools.jobs import Job
+from tools.executor.envelope import result_data
 
 WORDING: Wording = {
     "intent.CHECK_JOB": {"zh": "查询后台任务进度", "en": "check a background job"},
@@ -18,7 +17,7 @@ WORDING: Wording = {
 }
 
 
-def job_from(data: dict[str, Any]) -> Job:
+def job_from(data: JobAnswer) -> Job:
     """Rebuild the job a status result (or a job event) describes."""
     return Job(
         job_id=str(data.get("job_id", "")),
@@ -35,7 +34,7 @@ def job_from(data: dict[str, Any]) -> Job:
 def describe_status(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Say where the job stands (progress, the file path), or that there is no such job."""
     if result.get("status") == "success":
-        return describe_job(job_from(result.get("data") or {}), speaker.language)
+        return describe_job(job_from(result_data(result, JobAnswer)), speaker.language)
     if result.get("error_type") == "not_found":
         return speaker.say("job_none")
     return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from nodes.tasks import Scenario, SlotResult, TaskSpec
+from contract.scenario import Scenario, SlotResult, TaskSpec
 from scenarios.sales import jobs, understanding
 from scenarios.sales.seed import SEED
 from scenarios.sales.tools import SALES_TOOLS

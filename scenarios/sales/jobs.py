@@ -3,7 +3,7 @@
 ``export_sales`` is the plain body (testable with just the business database);
 ``export_sales_job`` runs it under a ``JobRunner``; ``export_card`` is the card whose handler
 starts the job and returns its id at once. ``SALES_JOB_TOOLS`` is that card on the
-process's job hub (``tools.job_bodies.JOBS``), as the scenario declares it; the
+process's job hub (``jobs.bodies.JOBS``), as the scenario declares it; the
 ``EXPORT_SALES`` task's cues, month extractor, wording and describer are here too, so the
 scenario's ``__init__`` only merges them with the sales questions'.
 """
@@ -16,15 +16,12 @@ import re
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from nodes.tasks import Cues, Describer, SlotResult, Speaker, Wording
-from state import AgentState, ToolResult
-from tools.db import Database
-from tools.errors import UserFixableError
-from tools.job_bodies import (
+from contract.scenario import Cues, Describer, SlotResult, Speaker, Wording
+from jobs.bodies import (
     JOBS,
     STARTED_MESSAGE,
     RunnerSource,
@@ -33,8 +30,14 @@ from tools.job_bodies import (
     runner_of,
     start_job,
 )
-from tools.jobs import JobBody, JobContext, JobRunner
-from tools.registry import ToolCard, ToolContext
+from jobs.runner import JobBody, JobContext, JobRunner
+from jobs.store import JobAnswer, JobParams, JobResult
+from state import AgentState, ToolResult
+from storage.db import Database
+from tools.executor.envelope import result_data
+from tools.executor.errors import UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 KIND = "export_sales"
 EXPORT_COLUMNS = ("sale_id", "product", "month", "day", "quantity", "amount_cents")
@@ -55,6 +58,14 @@ class SalesExportRequest(BaseModel):
     month: Month
 
 
+class SalesExport(JobResult):
+    """What an export job's body answers (``path``: the CSV written)."""
+
+    month: str
+    rows: int
+    amount_cents: int
+
+
 def export_sales(
     db: Database,
     month: str,
@@ -63,7 +74,7 @@ def export_sales(
     job_id: str,
     progress: Callable[[int, int], None] | None = None,
     chunk: int = 50,
-) -> dict[str, Any]:
+) -> SalesExport:
     """Write a month's sales as CSV to ``out_dir/sales-<month>-<job>.csv``; return its path.
 
     The file is written under a temporary name and renamed, so a reader never sees half a
@@ -99,9 +110,10 @@ def export_sales(
 def export_sales_job(out_dir: Path) -> JobBody:
     """Return the job body writing to ``out_dir`` (``data_dir/exports``)."""
 
-    def body(params: dict[str, Any], ctx: JobContext) -> dict[str, Any]:
+    def body(params: JobParams, ctx: JobContext) -> SalesExport:
+        month = str(params["month"])  # the SalesExportRequest the tool validated
         return export_sales(
-            job_database(ctx), params["month"], out_dir, job_id=ctx.job_id, progress=ctx.progress
+            job_database(ctx), month, out_dir, job_id=ctx.job_id, progress=ctx.progress
         )
 
     return body
@@ -110,7 +122,7 @@ def export_sales_job(out_dir: Path) -> JobBody:
 def export_card(runner: RunnerSource = JOBS.runner_for) -> ToolCard:
     """Return the card that starts an export on ``runner`` (the hub's, per call, by default)."""
 
-    def export_sales_report(args: SalesExportRequest, ctx: ToolContext) -> dict[str, Any]:
+    def export_sales_report(args: SalesExportRequest, ctx: ToolContext) -> JobAnswer:
         return start_job(runner_of(runner, ctx), KIND, args.model_dump(), ctx)
 
     return ToolCard(
@@ -204,7 +216,7 @@ WORDING: Wording = {
 
 def describe_export(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Say the export started (with its job id); why it could not is the generic sentence's."""
-    data: dict[str, Any] = result.get("data") or {}
+    data = result_data(result, JobAnswer)
     if result.get("status") == "success":
         month = (state.get("slots") or {}).get("month", "")
         return speaker.say("export_started", month=month, job_id=data.get("job_id", ""))

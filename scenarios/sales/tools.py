@@ -1,7 +1,7 @@
 """Read-only questions about sales: a question becomes SQL, the SQL is proven safe, then run.
 
 Offline, rules turn the question into SQL. Whatever produced it, the SQL must pass
-``tools.sql_guard`` (one SELECT over ``sales``, no hidden column such as cost price), and it
+``security.sql_guard`` (one SELECT over ``sales``, no hidden column such as cost price), and it
 runs on a read-only connection, with parameters and a row limit.
 """
 
@@ -10,16 +10,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from config.limits import JsonObject
 from scenarios.dates import EN_MONTHS
-from tools import readonly_sql
-from tools.db import Database
-from tools.errors import PermanentToolError, UserFixableError
-from tools.registry import ToolCard, ToolContext
-from tools.sql_guard import SqlPolicy
+from security import readonly_sql
+from security.sql_guard import SqlPolicy
+from storage.db import Database
+from tools.executor.errors import PermanentToolError, UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
 
 SALES_POLICY = SqlPolicy(
     tables=frozenset({"sales"}),
@@ -47,8 +49,8 @@ class SqlPlan:
 
     sql: str
     """Parameterized SQL (``?`` placeholders)."""
-    params: tuple[Any, ...]
-    """Its parameters."""
+    params: tuple[str, ...]
+    """Its parameters (the month)."""
     month: str
     """The month asked about, YYYY-MM."""
     metric: str
@@ -112,7 +114,7 @@ def question_to_sql(text: str, now: date) -> SqlPlan:
 
 def run_checked_query(
     db: Database, sql: str, params: tuple[Any, ...], policy: SqlPolicy = SALES_POLICY
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:  # rows: the columns the checked SQL selects
     """Check ``sql`` with the guard, then run it read-only with a time and row limit.
 
     The runner interrupts a query that runs too long inside SQLite (it is stopped, not
@@ -127,10 +129,30 @@ def run_checked_query(
         raise PermanentToolError(exc.message, details=exc.details()) from exc
 
 
-def query_sales_report(args: SalesQuestion, ctx: ToolContext) -> dict[str, Any]:
+class SalesRow(TypedDict, total=False):
+    """A row of the SQL ``question_to_sql`` writes: a product's total, or the month's."""
+
+    product: str
+    total: int | None
+    """``None`` when the month has no sales (``SUM`` of nothing)."""
+
+
+class SalesReport(TypedDict):
+    """What ``query_sales_report`` answers: the question, the SQL run, and its rows."""
+
+    question: str
+    sql: str
+    params: list[str]
+    month: str
+    metric: str
+    shape: str
+    rows: list[SalesRow]
+
+
+def query_sales_report(args: SalesQuestion, ctx: ToolContext) -> SalesReport:
     """Answer a sales question from the sales table."""
     plan = question_to_sql(args.question, ctx.today())
-    rows = run_checked_query(ctx.database(), plan.sql, plan.params)
+    rows = cast("list[SalesRow]", run_checked_query(ctx.database(), plan.sql, plan.params))
     return {
         "question": args.question,
         "sql": plan.sql,
@@ -142,7 +164,7 @@ def query_sales_report(args: SalesQuestion, ctx: ToolContext) -> dict[str, Any]:
     }
 
 
-def _summarize(data: dict[str, Any]) -> str:
+def _summarize(data: SalesReport) -> str:
     return f"{len(data['rows'])} row(s) for {data['month']}: {data['sql']} {data['params']}"
 
 

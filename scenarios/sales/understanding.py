@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterator
 from datetime import date
 
-from nodes.tasks import Cues, SlotResult
-from nodes.text_match import normalize
+from contract.scenario import Cues, SlotResult
+from contract.text_match import normalize
 
 CUES: dict[str, Cues] = {
     "QUERY_SALES": (

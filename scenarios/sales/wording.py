@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
 
-from nodes.tasks import Describer, Speaker, Wording
+from contract.scenario import Describer, Speaker, Wording
+from scenarios.sales.tools import SalesReport, SalesRow
 from state import AgentState, ToolResult
+from tools.executor.envelope import result_data
 
 WORDING: Wording = {
     "slot.question": {"zh": "问题", "en": "question"},
@@ -60,7 +61,7 @@ WORDING: Wording = {
 
 def describe_sales(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Answer the question from the rows, or say which questions can be answered."""
-    data: dict[str, Any] = result.get("data") or {}
+    data = result_data(result, SalesReport)
     if result.get("status") != "success":
         # a question it cannot turn into a query is its own refusal; the rest is generic
         return (
@@ -69,7 +70,7 @@ def describe_sales(result: ToolResult, state: AgentState, speaker: Speaker) -> s
     metric = speaker.say("metric_quantity" if data["metric"] == "quantity" else "metric_amount")
     rows = data["rows"]
 
-    def value(row: dict[str, Any]) -> str:
+    def value(row: SalesRow) -> str:
         total = row.get("total") or 0
         if data["metric"] == "quantity":
             return speaker.say("units", value=total)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nodes.tasks import Scenario, TaskSpec
+from contract.scenario import Scenario, TaskSpec
 from scenarios.transfer import understanding
 from scenarios.transfer.agent import AGENT, TRANSFER_TOOL, make_finance_node
 from scenarios.transfer.seed import SEED

@@ -18,12 +18,21 @@ from langgraph.runtime import Runtime
 
 from nodes.actions import confirm_then_run
 from nodes.common import Node, context_of, protocol_message, tool_context
-from nodes.prompts import Voice
 from nodes.services import Services
 from nodes.tool import changes_said, reread
+from nodes.wording import Voice
 from scenarios.transfer.tools import payer_account
-from state import AgentState, Context, ToolResult, append_protocol, append_results
-from tools.executor import envelope
+from state import (
+    AgentState,
+    Context,
+    ProtocolRecord,
+    StateUpdate,
+    ToolResult,
+    append_protocol,
+    append_results,
+)
+from tools.executor.pipeline import envelope
+from tools.registry.types import Arguments
 
 AGENT = "finance"
 """The node name of the finance agent in the main graph."""
@@ -59,7 +68,7 @@ class FinanceState(TypedDict, total=False):
     """What to do."""
     steps: Annotated[list[ToolResult], append_results]
     """Result envelopes of the chain, in order."""
-    protocol: Annotated[list[dict[str, Any]], append_protocol]
+    protocol: Annotated[list[ProtocolRecord], append_protocol]
     """The finance agent's protocol messages."""
     task_id: str
     """The finance task."""
@@ -80,12 +89,12 @@ class FinanceState(TypedDict, total=False):
 class StepNode(Protocol):
     """A finance step node."""
 
-    def __call__(self, state: FinanceState, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def __call__(self, state: FinanceState, *, runtime: Runtime[Context]) -> StateUpdate:
         """Run one step."""
         ...
 
 
-def _arguments(tool: str, state: FinanceState) -> dict[str, Any]:
+def _arguments(tool: str, state: FinanceState) -> Arguments:
     """Build a step's arguments from the request and the steps before it."""
     request = state.get("request") or {}
     if tool == REFUND_TOOL:
@@ -112,7 +121,7 @@ def _arguments(tool: str, state: FinanceState) -> dict[str, Any]:
 def make_step(services: Services, tool: str) -> StepNode:
     """Build the node running one step of the chain through the finance executor."""
 
-    def step(state: FinanceState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def step(state: FinanceState, runtime: Runtime[Context]) -> StateUpdate:
         """Run the step; a high-risk step is confirmed first, before any effect."""
         ctx = tool_context(
             runtime,
@@ -182,7 +191,7 @@ def make_finance_node(services: Services) -> Node:
     """Build the node that hands a request to the finance agent and brings the result back."""
     finance_agent = build_finance_agent(services)
 
-    def finance(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def finance(state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
         """Hand over a transfer (from the slots) or a large refund (from the refund tool)."""
         context = context_of(runtime)
         parent_task = state.get("task_id", "")

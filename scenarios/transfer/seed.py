@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 
-from nodes.tasks import Seed
+from contract.scenario import Seed
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS accounts (

@@ -12,28 +12,91 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scenarios.delivery.tools import order_owner
 from scenarios.transfer.seed import pin_hash
-from tools.db import Database, amend_write
-from tools.errors import CompensatedError, ResourceNotFoundError, UserFixableError
-from tools.registry import ToolCard, ToolContext
-from tools.types import PositiveCents
-from tools.vault import TOKEN_PREFIX, IdentityVault
+from security.vault import TOKEN_PREFIX, IdentityVault
+from storage.db import Database, amend_write
+from tools.executor.errors import CompensatedError, ResourceNotFoundError, UserFixableError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
+from tools.registry.types import PositiveCents
 
 RISK_REVIEW_THRESHOLD = 0.7
 LARGE_TRANSFER_CENTS = 200_000
 """2,000 yuan and more counts as a large transfer."""
 ACCOUNT_PATTERN = r"^ACC-\d{4}$"
 
-Clearing = Callable[[dict[str, Any]], None]
+
+class TransferRecord(TypedDict):
+    """A transfer as the ledger and the clearing network see it."""
+
+    transfer_id: str
+    from_account: str
+    to_account: str
+    amount_cents: int
+    risk_score: float
+
+
+class TransferData(TransferRecord):
+    """What ``execute_transfer`` answers: the transfer and its status."""
+
+    status: str
+    """``completed``, ``pending_review`` (held for risk review), or as stored (a replay)."""
+
+
+class IdentityVerified(TypedDict):
+    """What ``verify_identity`` answers."""
+
+    account_id: str
+    verified: bool
+
+
+class BalanceCheck(TypedDict):
+    """What ``check_balance`` answers."""
+
+    balance_cents: int
+    payee_name: str
+
+
+class RiskAssessment(TypedDict):
+    """What ``assess_transfer_risk`` answers: the score, the ticket that proves it, review."""
+
+    risk_score: float
+    risk_ticket: str
+    review: bool
+
+
+class RefundDecision(TypedDict):
+    """What ``approve_large_refund`` answers."""
+
+    order_id: str
+    refund_id: str
+    amount_cents: int
+    status: str
+    already_requested: bool
+
+
+class AccountBalanceRow(TypedDict):
+    """One of the caller's accounts (``AccountBalance``)."""
+
+    account_id: str
+    balance_cents: int
+
+
+class BalancesData(TypedDict):
+    """What ``query_my_balance`` answers (``Balances``)."""
+
+    accounts: list[AccountBalanceRow]
+
+
+Clearing = Callable[[TransferRecord], None]
 """Tells the clearing network about a transfer; raises if it cannot be cleared."""
 
 
-def _accept_all(transfer: dict[str, Any]) -> None:
+def _accept_all(transfer: TransferRecord) -> None:
     """The default clearing network accepts every transfer."""
 
 
@@ -90,7 +153,7 @@ def account_owner(args: AccountRef, ctx: ToolContext) -> str | None:
     return None if row is None else str(row["user_id"])
 
 
-def verify_identity(args: IdentityCheck, ctx: ToolContext) -> dict[str, Any]:
+def verify_identity(args: IdentityCheck, ctx: ToolContext) -> IdentityVerified:
     """Check the payment PIN of the payer's account."""
     row = ctx.database().query_one(
         "SELECT pin_hash FROM accounts WHERE account_id = ?", (args.account_id,)
@@ -107,7 +170,7 @@ def verify_identity(args: IdentityCheck, ctx: ToolContext) -> dict[str, Any]:
     return {"account_id": args.account_id, "verified": True}
 
 
-def check_balance(args: TransferPlan, ctx: ToolContext) -> dict[str, Any]:
+def check_balance(args: TransferPlan, ctx: ToolContext) -> BalanceCheck:
     """Check the payer can cover the amount and the payee exists."""
     db = ctx.database()
     payer = db.query_one(
@@ -129,7 +192,7 @@ def check_balance(args: TransferPlan, ctx: ToolContext) -> dict[str, Any]:
     return {"balance_cents": balance, "payee_name": payee["holder_name"]}
 
 
-def assess_transfer_risk(args: TransferPlan, ctx: ToolContext) -> dict[str, Any]:
+def assess_transfer_risk(args: TransferPlan, ctx: ToolContext) -> RiskAssessment:
     """Score the transfer: large amounts, new payees and draining the account add risk."""
     db = ctx.database()
     payer = db.query_one(
@@ -155,7 +218,7 @@ def assess_transfer_risk(args: TransferPlan, ctx: ToolContext) -> dict[str, Any]
     return {"risk_score": score, "risk_ticket": ticket, "review": score >= RISK_REVIEW_THRESHOLD}
 
 
-def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
+def execute_transfer(args: TransferOrder, ctx: ToolContext) -> TransferData:
     """Move the money atomically; above the risk threshold, hold it for review instead."""
     db = ctx.database()
     score = assess_transfer_risk(args, ctx)["risk_score"]
@@ -163,7 +226,7 @@ def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
     # is re-issued on every assessment; direct calls (no executor) keep the ticket.
     identity = ctx.request_id or args.risk_ticket
     transfer_id = "TX-" + hashlib.sha256(identity.encode()).hexdigest()[:10].upper()
-    record = {
+    record: TransferRecord = {
         "transfer_id": transfer_id,
         "from_account": args.account_id,
         "to_account": args.to_account,
@@ -190,7 +253,7 @@ def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
                     "held for risk review",
                 ),
             )
-            return ledger.record({**record, "status": "pending_review"})
+            return ledger.record(TransferData(**record, status="pending_review"))
         moved = conn.execute(
             "UPDATE accounts SET balance_cents = balance_cents - ? WHERE account_id = ?"
             " AND balance_cents >= ?",
@@ -210,7 +273,7 @@ def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
             " risk_score) VALUES (?, ?, ?, ?, 'completed', ?)",
             (transfer_id, args.account_id, args.to_account, args.amount_cents, score),
         )
-        ledger.record({**record, "status": "completed"})
+        ledger.record(TransferData(**record, status="completed"))
     try:
         FinanceBackends.clearing(record)
     except Exception as exc:
@@ -227,7 +290,7 @@ def execute_transfer(args: TransferOrder, ctx: ToolContext) -> dict[str, Any]:
     return {**record, "status": "completed"}
 
 
-def compensate(db: Database, record: dict[str, Any], *, reason: str, request_id: str = "") -> None:
+def compensate(db: Database, record: TransferRecord, *, reason: str, request_id: str = "") -> None:
     """Reverse a completed transfer in one transaction: the money goes back.
 
     The transfer's ledger entry is amended in the same transaction, so a replay of the
@@ -271,7 +334,7 @@ def order_owner_for_refund(args: LargeRefund, ctx: ToolContext) -> str | None:
     return None if row is None else str(row["user_id"])
 
 
-def approve_large_refund(args: LargeRefund, ctx: ToolContext) -> dict[str, Any]:
+def approve_large_refund(args: LargeRefund, ctx: ToolContext) -> RefundDecision:
     """Decide a large refund: approve it up to the limit, else queue it for review."""
     db = ctx.database()
     with db.transaction() as conn:
@@ -300,15 +363,14 @@ def approve_large_refund(args: LargeRefund, ctx: ToolContext) -> dict[str, Any]:
             " VALUES (?, ?, ?, ?, ?, ?)",
             (refund_id, args.order_id, ctx.user_id, order["amount_cents"], args.reason, status),
         )
-        return ledger.record(
-            {
-                "order_id": args.order_id,
-                "refund_id": refund_id,
-                "amount_cents": order["amount_cents"],
-                "status": status,
-                "already_requested": False,
-            }
-        )
+        decided: RefundDecision = {
+            "order_id": args.order_id,
+            "refund_id": refund_id,
+            "amount_cents": order["amount_cents"],
+            "status": status,
+            "already_requested": False,
+        }
+        return ledger.record(decided)
 
 
 class NoArguments(BaseModel):
@@ -330,7 +392,7 @@ class Balances(BaseModel):
     accounts: list[AccountBalance]
 
 
-def query_my_balance(args: NoArguments, ctx: ToolContext) -> dict[str, Any]:
+def query_my_balance(args: NoArguments, ctx: ToolContext) -> BalancesData:
     """List the caller's own accounts and balances: whose they are comes from the identity.
 
     No PIN is asked: the caller is authenticated, and reading one's own balance moves
@@ -340,7 +402,7 @@ def query_my_balance(args: NoArguments, ctx: ToolContext) -> dict[str, Any]:
         "SELECT account_id, balance_cents FROM accounts WHERE user_id = ? ORDER BY account_id",
         (ctx.user_id,),
     )
-    return {"accounts": [dict(row) for row in rows]}
+    return {"accounts": cast("list[AccountBalanceRow]", [dict(row) for row in rows])}
 
 
 BALANCE_TOOLS = (
@@ -373,7 +435,7 @@ FINANCE_TOOLS = (
         idempotent=False,
         permission="finance:refund",
         domain="finance",
-        owner_of=order_owner,
+        owner_of=order_owner_for_refund,
     ),
     ToolCard(
         name="verify_identity",

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import date
-from typing import Any
 
 import cn2an
 
-from nodes.tasks import Beyond, Cues, SlotResult
-from tools.pii import bare_code, find_pin
-from tools.pii import normalize as normalize_digits
+from contract.scenario import Beyond, Cues, SlotResult
+from security.pii import bare_code, find_pin
+from security.pii import normalize as normalize_digits
+from state import SlotValues
 
 CUES: dict[str, Cues] = {
     "TRANSFER_MONEY": (
@@ -158,7 +158,7 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:
     """Find the payee account, the amount (to cents) and the payment PIN."""
-    slots: dict[str, Any] = {}
+    slots: SlotValues = {}
     invalid: dict[str, str] = {}
     accounts = list(dict.fromkeys(m.group(0).upper() for m in _ACCOUNT.finditer(text)))
     if len(accounts) == 1:

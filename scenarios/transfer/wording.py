@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
-from nodes.tasks import Describer, Speaker, Wording
+from contract.scenario import Describer, Speaker, Wording
+from scenarios.transfer.tools import BalanceCheck, BalancesData, RefundDecision
 from state import AgentState, ToolResult
+from tools.executor.envelope import result_data
 
 WORDING: Wording = {
     "beyond.transfer_reversal": {
@@ -66,6 +68,21 @@ WORDING: Wording = {
 }
 
 
+class TransferOutcome(TypedDict, total=False):
+    """What a step of the transfer chain answers, read as one.
+
+    The transfer when it ran (``TransferData``), or the refusal's details (``reason``, the
+    balance that fell short).
+    """
+
+    amount_cents: int
+    status: str
+    to_account: str
+    transfer_id: str
+    reason: str
+    balance_cents: int
+
+
 def describe_transfer(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Report the transfer, or the finance check that refused it before any money moved.
 
@@ -73,7 +90,7 @@ def describe_transfer(result: ToolResult, state: AgentState, speaker: Speaker) -
     ``execute_transfer`` moves anything, so "nothing was taken" is true of it. Every other
     failure (unknown outcome, a reversed transfer, an outage) is the generic sentence's.
     """
-    data: dict[str, Any] = result.get("data") or {}
+    data = result_data(result, TransferOutcome)
     slots = state.get("slots") or {}
     amount = f"{(slots.get('amount_cents') or data.get('amount_cents') or 0) / 100:,.2f}"
     reason = data.get("reason")
@@ -83,7 +100,7 @@ def describe_transfer(result: ToolResult, state: AgentState, speaker: Speaker) -
         name = "transfer_done" if data.get("status") == "completed" else "transfer_reversed"
         payee = next(
             (
-                (s.get("data") or {}).get("payee_name")
+                result_data(s, BalanceCheck).get("payee_name")
                 for s in state.get("tool_results") or []
                 if s.get("tool") == "check_balance" and s.get("data")
             ),
@@ -111,7 +128,7 @@ def describe_transfer(result: ToolResult, state: AgentState, speaker: Speaker) -
 
 def describe_large_refund(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Report finance's approval of a large refund (a review is the generic sentence's)."""
-    data: dict[str, Any] = result.get("data") or {}
+    data = result_data(result, RefundDecision)
     if result.get("status") != "success" or data.get("status") != "approved":
         return None
     return speaker.say("large_refund_approved", amount=f"{data['amount_cents'] / 100:,.2f}", **data)
@@ -121,7 +138,7 @@ def describe_balance(result: ToolResult, state: AgentState, speaker: Speaker) ->
     """Say what each of the caller's accounts holds."""
     if result.get("status") != "success":
         return None
-    accounts = (result.get("data") or {}).get("accounts") or []
+    accounts = result_data(result, BalancesData).get("accounts") or []
     if not accounts:
         return speaker.say("balance_none")
     shown = [

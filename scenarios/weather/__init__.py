@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nodes.tasks import Scenario, TaskSpec
+from contract.scenario import Scenario, TaskSpec
 from scenarios.weather import understanding
 from scenarios.weather.tools import WEATHER_TOOLS
 from scenarios.weather.wording import DESCRIBE, WORDING

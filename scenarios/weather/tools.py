@@ -8,15 +8,16 @@ permanent failure that says which field, never an empty answer.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scenarios.gazetteer import normalize_city
-from tools.errors import PermanentToolError, ResourceNotFoundError, TransientToolError
-from tools.registry import ToolCard, ToolContext
-from tools.types import FiniteFloat
+from tools.executor.errors import PermanentToolError, ResourceNotFoundError, TransientToolError
+from tools.registry.cards import ToolCard
+from tools.registry.context import ToolContext
+from tools.registry.types import FiniteFloat
 
 
 class CityQuery(BaseModel):
@@ -42,7 +43,17 @@ class WeatherReport(BaseModel):
     humidity: int | None = None
 
 
-def query_weather(args: CityQuery, ctx: ToolContext) -> dict[str, Any]:
+class WeatherData(TypedDict):
+    """What ``query_weather`` answers: the city asked, the API's name for it, the weather."""
+
+    city: str
+    api_city: str
+    temp_c: float
+    condition: str
+    humidity: int | None
+
+
+def query_weather(args: CityQuery, ctx: ToolContext) -> WeatherData:
     """Fetch current weather for a city from the weather API."""
     base = ctx.settings.weather_url
     city = normalize_city(args.city)
@@ -69,9 +80,15 @@ def query_weather(args: CityQuery, ctx: ToolContext) -> dict[str, Any]:
         missing = _missing_fields(exc)
         msg = f"weather API response changed: {missing or 'not JSON'}"
         raise PermanentToolError(
-            msg, details={"city": city, "reason": "schema_drift", "fields": missing}
+            msg, details={"city": city, "reason": "schema_drift", "fields": [*missing]}
         ) from exc
-    return {"city": args.city, "api_city": report.city, **report.model_dump(exclude={"city"})}
+    return {
+        "city": args.city,
+        "api_city": report.city,
+        "temp_c": report.temp_c,
+        "condition": report.condition,
+        "humidity": report.humidity,
+    }
 
 
 def _missing_fields(exc: Exception) -> list[str]:
@@ -80,7 +97,7 @@ def _missing_fields(exc: Exception) -> list[str]:
     return [".".join(str(p) for p in err["loc"]) for err in exc.errors()]
 
 
-def _summarize(data: dict[str, Any]) -> str:
+def _summarize(data: WeatherData) -> str:
     return f"{data['api_city']}: {data['temp_c']}°C, {data['condition']}"
 
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from datetime import date
 
-from nodes.tasks import Cues, SlotResult
+from contract.scenario import Cues, SlotResult
 from scenarios.dates import find_date
 from scenarios.gazetteer import known_cities, known_city
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from nodes.tasks import Describer, Speaker, Wording
+from contract.scenario import Describer, Speaker, Wording
+from scenarios.weather.tools import WeatherData
 from state import AgentState, ToolResult
+from tools.executor.envelope import result_data
 
 WORDING: Wording = {
     "slot.city": {"zh": "城市", "en": "city"},
@@ -35,7 +35,7 @@ WORDING: Wording = {
 
 def describe_weather(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
     """Report the weather, or a city that does not exist; other failures are generic."""
-    data: dict[str, Any] = result.get("data") or {}
+    data = result_data(result, WeatherData)
     city = (state.get("slots") or {}).get("city") or data.get("city", "")
     if result.get("status") == "success":
         humidity = data.get("humidity")

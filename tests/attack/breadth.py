@@ -33,17 +33,17 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
+from config.settings import get_settings
 from graph.builder import build_graph
 from nodes.common import context_of
 from nodes.services import Services
 from scenarios import SCENARIOS
 from state import Context
+from storage.db import Database
 from tests.helpers import open_database
-from tools.db import Database
-from tools.executor import ActionExecutor, ExecutorSettings, PreparedCall
-from tools.guards import TaskHistory
-from tools.registry import ToolRegistry
-from tools.settings import get_settings
+from tools.executor.pipeline import ActionExecutor, ExecutorSettings, PreparedCall
+from tools.registry.cards import ToolRegistry
+from tools.registry.context import TaskHistory
 
 ALICE = Context(user_id="u_10001", user_role="customer")
 FAST = ExecutorSettings(backoff_initial_s=0.001, backoff_max_s=0.005, backoff_jitter_s=0.001)
@@ -160,7 +160,7 @@ def check_cross_user(payload: dict[str, Any], db: Database) -> str | None:
 
 
 def _ctx(db: Database, history: TaskHistory | None = None, role: str = "customer") -> Any:
-    from tools.registry import ToolContext  # noqa: PLC0415 - keeps the module import light
+    from tools.registry.context import ToolContext  # noqa: PLC0415 - keeps the module import light
 
     return ToolContext(
         user_id=ALICE.user_id,
@@ -369,7 +369,7 @@ def secret_payloads() -> list[tuple[str, dict[str, Any]]]:
 
 
 def _digits(text: str) -> str:
-    from tools.pii import normalize  # noqa: PLC0415
+    from security.pii import normalize  # noqa: PLC0415
 
     return normalize(text).replace(" ", "").replace("-", "").replace("\u3000", "")
 

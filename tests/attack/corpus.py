@@ -23,15 +23,16 @@ from pydantic import BaseModel
 
 from graph.checkpoint.masking import MaskingSerializer
 from scenarios.sales.tools import SALES_POLICY
+from security.permissions import Permissions
+from security.pii import find_pin, mask_text, normalize
+from security.readonly_sql import QueryFailed, QueryRefused, QueryTimeout, run
+from security.untrusted import looks_like_instruction
 from state import MAX_PROTOCOL_BYTES, ProtocolMessage, append_protocol
+from storage.db import Database
 from tests.helpers import default_registry
-from tools.db import Database
-from tools.executor import ActionExecutor, ExecutorSettings
-from tools.permissions import Permissions
-from tools.pii import find_pin, mask_text, normalize
-from tools.readonly_sql import QueryFailed, QueryRefused, QueryTimeout, run
-from tools.registry import ToolCard, ToolContext, ToolRegistry
-from tools.untrusted import looks_like_instruction
+from tools.executor.pipeline import ActionExecutor, ExecutorSettings
+from tools.registry.cards import ToolCard, ToolRegistry
+from tools.registry.context import ToolContext
 
 PAYLOADS = Path(__file__).parent / "payloads"
 FAST_SLICE = 12

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from storage.db import Database
 from tests.attack.corpus import CATEGORIES, Category
 from tests.helpers import open_database
-from tools.db import Database
 
 
 def _cases(full: bool) -> list[object]:

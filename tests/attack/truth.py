@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from eval.backends import start_weather_server
-from eval.harness import load_cases
+from eval.case_set import load_cases
+from security.untrusted import looks_like_instruction
 from tests.helpers import open_database
-from tools.untrusted import looks_like_instruction
 
 EVAL = Path(__file__).resolve().parents[2] / "eval"
 

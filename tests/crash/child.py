@@ -56,15 +56,15 @@ def main(data_dir: str, scenario: str, phase: str, point: str) -> None:
     """Run one life of the process."""
     os.environ["REACH_DATA_DIR"] = data_dir
     os.environ["REACH_TODAY"] = "2024-06-18"
-    from tools.settings import get_settings  # noqa: PLC0415
+    from config.settings import get_settings  # noqa: PLC0415
 
     get_settings.cache_clear()  # a forked life (``serve``) reads this life's environment
     from graph.builder import build_graph  # noqa: PLC0415 - after the environment is set
     from nodes.services import default_executor  # noqa: PLC0415
     from state import Context  # noqa: PLC0415
     from tests.helpers import open_database  # noqa: PLC0415
-    from tools.executor import ActionExecutor  # noqa: PLC0415
-    from tools.registry import ToolRegistry  # noqa: PLC0415
+    from tools.executor.pipeline import ActionExecutor  # noqa: PLC0415
+    from tools.registry.cards import ToolRegistry  # noqa: PLC0415
 
     text, tool = SCENARIOS_UNDER_TEST[scenario]
     db = open_database(Path(data_dir) / "business.db")
@@ -143,9 +143,9 @@ PRELOAD = (
     "nodes.services",
     "state",
     "tests.helpers",
-    "tools.executor",
-    "tools.registry",
-    "tools.settings",
+    "tools.executor.pipeline",
+    "tools.registry.cards",
+    "config.settings",
 )
 """What ``main`` imports: imported once by ``serve``, so a forked life starts with it done."""
 

@@ -7,7 +7,7 @@ schema, its owner, its rate limit, its deadline), the handler (a ``ToolError`` s
 a result held for review, a call that never answers), the breaker, the user's answer to a
 confirmation. It then checks what the issue asks of every failure:
 
-- the reply names the true class, in the user's language (``tools.failures.said``), and no
+- the reply names the true class, in the user's language (``tools.executor.failures.said``), and no
   other class (someone else's record reads exactly like a missing one);
 - where the class says nothing ran, nothing did: the tool's real handler was never called
   and no business write of it was ledgered;

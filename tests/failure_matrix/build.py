@@ -14,25 +14,28 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from eval.backends import SEEDS, eval_settings
 from graph.builder import build_graph
+from jobs.bodies import JOBS
+from jobs.runner import JobRunner
+from jobs.store import SQLiteJobStore
 from nodes.services import MAIN_AGENT, Services
+from observability.audit import AuditLog
 from scenarios import SCENARIOS
+from storage.db import Database
 from tests.failure_matrix.catalog import CATALOG, FAST, Route, routes
 from tests.failure_matrix.faults import FAULT_BY_NAME, Fault, _Blocked, _raising
-from tools.audit import AuditLog
-from tools.db import Database
-from tools.errors import (
+from tools.executor.errors import (
     PermanentToolError,
 )
-from tools.executor import ActionExecutor
-from tools.guards import CircuitBreakers, RateLimiter
-from tools.job_bodies import JOBS
-from tools.jobs import JobRunner, SQLiteJobStore
-from tools.lifecycle import ToolLifecycle
-from tools.registry import ToolCard, ToolRegistry
+from tools.executor.guards import CircuitBreakers, RateLimiter
+from tools.executor.pipeline import ActionExecutor
+from tools.registry.cards import ToolCard, ToolRegistry
+from tools.registry.lifecycle import ToolLifecycle
 
 # ---- one row --------------------------------------------------------------------------------
 
 RATE_RULE = "1/hour"
+RESTORED_DEADLINE_S = 1.0
+"""A timeout row's tool, restored: long enough for a real local call, short to wait out."""
 
 
 @dataclass
@@ -134,9 +137,12 @@ def _inject(
         changes["rate_limit"] = RATE_RULE
         limiter.hit(RATE_RULE, row.route.user, tool)  # the user's one call this hour is used
     _replace(registry, tool, **changes)
+    # a timeout row's tool comes back with a short deadline too: the next turn's same request
+    # waits at most that long for the abandoned call's record (the card's own 5 s otherwise)
+    back: dict[str, Any] = {"timeout_s": RESTORED_DEADLINE_S} if "timeout_s" in changes else {}
     row.restore.append(
         lambda: registry.register(
-            dataclasses.replace(original, handler=spied), replace_existing=True
+            dataclasses.replace(original, handler=spied, **back), replace_existing=True
         )
     )
     for value in changes.values():

@@ -7,12 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eval.harness import USERS, Case, load_cases
+from eval.case_set import Case, load_cases
+from eval.harness import USERS
 from nodes.services import Services
 from scenarios import SCENARIOS
 from state import Context
-from tools.executor import ExecutorSettings
-from tools.registry import ToolCard
+from tools.executor.pipeline import ExecutorSettings
+from tools.registry.cards import ToolCard
 
 FAST = ExecutorSettings(backoff_initial_s=0.001, backoff_max_s=0.002, backoff_jitter_s=0.001)
 DEADLINE_S = 0.05

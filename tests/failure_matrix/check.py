@@ -10,7 +10,7 @@ from langgraph.types import Command
 
 from tests.failure_matrix.build import Row, build_row
 from tests.failure_matrix.catalog import CARDS, NOTHING_DONE
-from tools.failures import MEANINGS, Outcome, classify, said
+from tools.executor.failures import MEANINGS, Outcome, classify, said
 
 # ---- driving a row ---------------------------------------------------------------------------
 

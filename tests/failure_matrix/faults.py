@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, model_validator
 
 from tests.failure_matrix.catalog import CARDS, DEADLINE_S, FINAL_TOOLS, routes
-from tools.errors import (
+from tools.executor.errors import (
     CompensatedError,
     ConflictError,
     PermanentToolError,
@@ -19,8 +19,8 @@ from tools.errors import (
     TransientToolError,
     UserFixableError,
 )
-from tools.failures import Outcome
-from tools.registry import ToolCard
+from tools.executor.failures import Outcome
+from tools.registry.cards import ToolCard
 
 # ---- faults: what each row injects, through which seam --------------------------------------
 

@@ -4,14 +4,14 @@ from collections.abc import Callable
 
 import pytest
 
-from cli.weather_server import start_demo_weather_server
+from jobs.bodies import JOBS
+from scenarios.weather.demo_server import start_demo_weather_server
 from state import Context
 from tests.conftest import ALICE
 from tests.fakes.openai_server import openai_server  # noqa: F401
 from tests.graph.model_script import Script, recording
 from tests.graph.talk import Talk, build
 from tests.helpers import default_registry, set_env
-from tools.job_bodies import JOBS
 
 
 @pytest.fixture

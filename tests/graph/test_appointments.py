@@ -17,8 +17,8 @@ from scenarios.appointment.tools import (
 from state import Context
 from tests.conftest import ALICE, BOB, registry_with, say
 from tests.helpers import set_env
-from tools.errors import PermanentToolError
-from tools.failures import said
+from tools.executor.errors import PermanentToolError
+from tools.executor.failures import said
 
 pytestmark = pytest.mark.integration
 

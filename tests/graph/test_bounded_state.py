@@ -12,9 +12,9 @@ from langgraph.types import Command
 from graph import time_travel
 from graph.checkpoint import sqlite_checkpointer
 from nodes.compact import full_transcript
+from storage.transcript import MemoryTranscriptStore, SQLiteTranscriptStore
 from tests.conftest import ALICE, say
 from tests.helpers import set_env
-from tools.transcript import MemoryTranscriptStore, SQLiteTranscriptStore
 
 SCRIPT = ["OD-20240618-001 到哪了", "我的订单怎么还没到？", "OD-20240618-001", "北京明天天气怎么样"]
 CONFIG = {"configurable": {"thread_id": "t1"}}
@@ -84,7 +84,7 @@ def test_time_travel_restores_the_trimmed_state_of_that_point(make_app, monkeypa
     for turn in range(5):
         say(app, f"OD-20240618-001 到哪了 #{turn}")
     # the checkpoints that ended each turn, newest first; [2] ended turn 3
-    ends = [e for e in reversed(time_travel.history(app, "t1")) if e.node == "tool" and not e.next]
+    ends = [e for e in reversed(time_travel.history(app, "t1")) if e.node == "reply" and not e.next]
     third = time_travel.get_checkpoint(app, "t1", ends[2].checkpoint_id)
     at_third = [m.content for m in third.values["messages"] if isinstance(m, HumanMessage)]
     assert at_third == ["OD-20240618-001 到哪了 #1", "OD-20240618-001 到哪了 #2"]

@@ -14,7 +14,7 @@ from langgraph.types import Command
 
 from graph import time_travel
 from tests.conftest import ALICE, BOB, say
-from tools.client_view import INTERNAL_KEYS
+from tools.executor.client_view import INTERNAL_KEYS
 
 CONFIG = {"configurable": {"thread_id": "t1"}}
 REFUND = "订单 OD-20240618-002 送到了但是洒了，我要退款"

@@ -1,5 +1,5 @@
 from cli.model import doctor
-from tools.settings import Settings
+from config.settings import Settings
 
 
 def test_doctor_checks_the_endpoint_without_printing_the_key(openai_server, tmp_path):

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from config.settings import Settings
 from tests.conftest import ALICE, say
-from tools.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from langchain_openai import ChatOpenAI
 
-from eval.harness import SLICE_TAGS, RunResult, load_cases, model_slice, run_evaluation
+from eval.case_set import SLICE_TAGS, load_cases, model_slice
+from eval.harness import RunResult, run_evaluation
 from eval.model_cache import CachingProxy, ModelCache, request_key
 from tests.fakes.openai_server import FakeOpenAIServer, Scripted, openai_server
 

@@ -11,7 +11,8 @@ do. Each run compiles a fresh graph (~0.5 s), so the slice stays at ten runs.
 
 from __future__ import annotations
 
-from eval.harness import load_cases, run_evaluation
+from eval.case_set import load_cases
+from eval.harness import run_evaluation
 
 SLICE = (
     # random faults at 0.2, seed 7, trial 0

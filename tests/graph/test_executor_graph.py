@@ -9,6 +9,7 @@ import pytest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from config.clock import FakeClock
 from graph import time_travel
 from nodes.services import Services
 from nodes.tool import make_tool_node
@@ -16,10 +17,9 @@ from scenarios import SCENARIOS
 from scenarios.delivery.tools import query_order_status, request_refund, urge_delivery
 from tests.conftest import ALICE, fast_executor, nodes_visited, registry_with, say
 from tests.helpers import default_executor, default_registry
-from tools import executor as executor_module
-from tools.clock import FakeClock
-from tools.errors import PermanentToolError, TransientToolError
-from tools.guards import CircuitBreakers
+from tools.executor import pipeline as executor_module
+from tools.executor.errors import PermanentToolError, TransientToolError
+from tools.executor.guards import CircuitBreakers
 
 pytestmark = pytest.mark.integration
 
@@ -136,7 +136,7 @@ def test_flaky_idempotent_tool_succeeds_after_retries_in_one_step(make_app):
 
     app = make_app(registry=registry_with("query_order_status", handler=flaky))
     visited = nodes_visited(app, "OD-20240618-001 到哪了")
-    assert visited == ["intent", "tool"]  # slot filling and the reply share their steps
+    assert visited == ["intent", "slot_filling", "tool", "reply"]  # a step per node
     state = app.get_state(CONFIG).values
     assert state["tool_results"][-1]["attempts"] == 3
     assert "配送中" in state["messages"][-1].content
@@ -222,7 +222,7 @@ def test_prompt_injection_in_a_tool_result_changes_nothing(make_app, db):
     registry = registry_with("query_order_status", handler=poisoned)
     app = make_app(registry=registry)
     visited = nodes_visited(app, "OD-20240618-001 到哪了")
-    assert visited == ["intent", "tool"]  # no extra tool call
+    assert visited == ["intent", "slot_filling", "tool", "reply"]  # no extra tool call
     state = app.get_state(CONFIG).values
     assert "untrusted_instruction:item" in state["tool_results"][-1]["flags"]
     reply = state["messages"][-1].content

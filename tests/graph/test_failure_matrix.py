@@ -22,7 +22,7 @@ from tests.conftest import fast_executor, say
 from tests.failure_matrix import CARDS, FAULTS, missing_routes, rows, run_row
 from tests.fakes.openai_server import Scripted
 from tests.helpers import default_registry, set_env
-from tools.failures import MEANINGS, said
+from tools.executor.failures import MEANINGS, said
 
 
 @pytest.fixture(scope="module")

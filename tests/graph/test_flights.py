@@ -10,9 +10,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graph import time_travel
+from observability.audit import AuditLog
 from tests.conftest import ALICE, fast_executor, say
 from tests.helpers import set_env
-from tools.audit import AuditLog
 
 pytestmark = pytest.mark.integration
 

@@ -9,7 +9,7 @@ from langgraph.types import Command
 
 from scenarios.delivery.tools import query_order_status
 from tests.conftest import ALICE, BOB, nodes_visited, registry_with, say
-from tools.errors import PermanentToolError, TransientToolError
+from tools.executor.errors import PermanentToolError, TransientToolError
 
 pytestmark = pytest.mark.integration
 
@@ -89,8 +89,7 @@ def test_transient_failure_then_success_through_reflect_refine(make_app):
 
     app = make_app(registry=registry_with("query_order_status", handler=flaky))
     visited = nodes_visited(app, "OD-20240618-001 到哪了")
-    # slot filling runs in the intent node's superstep, the reply in the tool node's
-    assert visited == ["intent", "tool", "reflect_refine", "tool"]
+    assert visited == ["intent", "slot_filling", "tool", "reflect_refine", "tool", "reply"]
     state = app.get_state({"configurable": {"thread_id": "t1"}}).values
     assert "配送中" in state["messages"][-1].content
     assert state["retry_count"] == 1
@@ -121,7 +120,12 @@ def test_non_retryable_failure_hands_over_at_once(make_app):
         raise PermanentToolError("schema drift")
 
     app = make_app(registry=registry_with("query_order_status", handler=broken))
-    assert nodes_visited(app, "OD-20240618-001 到哪了") == ["intent", "tool", "handoff"]
+    assert nodes_visited(app, "OD-20240618-001 到哪了") == [
+        "intent",
+        "slot_filling",
+        "tool",
+        "handoff",
+    ]
 
 
 def test_another_users_order_is_not_leaked(app):

@@ -13,10 +13,10 @@ from langgraph.types import Command
 
 from graph.checkpoint import sqlite_checkpointer
 from graph.checkpoint.compress import protect
+from security.intake import TOKEN, tokenize_text
+from security.vault import IdentityVault
 from tests.conftest import ALICE, BOB, say
 from tests.helpers import set_env
-from tools.intake import TOKEN, tokenize_text
-from tools.vault import IdentityVault
 
 pytestmark = pytest.mark.integration
 

@@ -18,9 +18,9 @@ from starlette.testclient import TestClient
 
 from graph import auth as served
 from graph.intake import IntakeMiddleware, business_vault
+from security.intake import TOKEN
+from security.tokens import issue_token
 from tests.helpers import set_env
-from tools.intake import TOKEN
-from tools.tokens import issue_token
 
 pytestmark = pytest.mark.integration
 

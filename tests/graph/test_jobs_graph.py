@@ -18,28 +18,22 @@ from typer.testing import CliRunner
 
 from cli.app import app as cli
 from cli.tools_cmd import tools_app
+from config.settings import get_settings
 from graph.builder import build_graph
+from jobs.bodies import JOBS, exports_dir
+from jobs.notify import Backoff, JobPoller
+from jobs.runner import JobBody, JobContext, JobRunner
+from jobs.store import ManualClock, SQLiteJobStore
 from nodes.services import Services
 from scenarios import SCENARIOS
 from scenarios.delivery.jobs import AUDIENCES, bulk_notification_job
 from scenarios.sales.jobs import export_sales_job
 from state import Context
+from storage.db import Database
 from tests.conftest import fast_executor, say
 from tests.helpers import set_env
-from tools.db import Database
-from tools.failures import said
-from tools.job_bodies import JOBS, exports_dir
-from tools.jobs import (
-    Backoff,
-    JobBody,
-    JobContext,
-    JobPoller,
-    JobRunner,
-    ManualClock,
-    SQLiteJobStore,
-)
-from tools.registry import MAX_TOOLS_PER_TURN
-from tools.settings import get_settings
+from tools.executor.failures import said
+from tools.registry.cards import MAX_TOOLS_PER_TURN
 
 ANALYST = Context(user_id="u_80001", user_role="analyst")
 AGENT = Context(user_id="u_90001", user_role="agent")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from langgraph.types import Command
 
-from cli.weather_server import start_demo_weather_server
+from scenarios.weather.demo_server import start_demo_weather_server
 from tests.conftest import ALICE, say
 from tests.graph.model_script import CONFIG, command, commands
 from tests.helpers import set_env

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from datetime import date
 
-from nodes.model_critique import critique_failure
-from nodes.model_planner import evidence_names, scenario_cards
-from nodes.model_reply import phrase_reply
-from nodes.model_understanding import make_chat_model
-from nodes.prompt_budget import estimate_messages
 from nodes.services import Services
 from scenarios import SCENARIOS
 from tests.fakes.openai_server import Scripted
+from understanding.chat import make_chat_model
+from understanding.critique import critique_failure
+from understanding.model_reply import phrase_reply
+from understanding.planner import evidence_names, scenario_cards
+from understanding.prompt_budget import estimate_messages
 
 FAILED = {
     "tool": "query_order_status",

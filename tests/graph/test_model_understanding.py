@@ -7,12 +7,13 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 
-from nodes.model_tools import call_with_repair
-from nodes.model_understanding import ModelUnderstanding, make_chat_model, options_from_scenarios
-from nodes.tasks import ScenarioSet
-from nodes.understanding import RuleBasedUnderstanding
+from contract.scenario import ScenarioSet
 from scenarios import SCENARIOS
 from tests.fakes.openai_server import Scripted, label_logprobs
+from understanding.chat import make_chat_model
+from understanding.model_recognizer import ModelUnderstanding, options_from_scenarios
+from understanding.recognizer import RuleBasedUnderstanding
+from understanding.tool_calls import call_with_repair
 
 
 @pytest.fixture(autouse=True)

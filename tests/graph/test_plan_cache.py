@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
+from observability.audit import AuditLog, read_jsonl
 from tests.conftest import ALICE, BOB, fast_executor, say
 from tests.fakes.openai_server import Scripted, openai_server  # noqa: F401 - the fixture
 from tests.graph.model_script import content_call, recording
 from tests.graph.test_model_in_the_loop import stages
 from tests.helpers import default_registry, set_env
-from tools.audit import AuditLog, read_jsonl
-from tools.plans import PlanCache
+from understanding.plans import PlanCache
 
 
 @pytest.fixture

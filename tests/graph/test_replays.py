@@ -14,8 +14,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from storage.db import Database
 from tests.conftest import ALICE, say
-from tools.db import Database
 
 pytestmark = pytest.mark.integration
 

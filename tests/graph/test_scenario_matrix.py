@@ -8,7 +8,7 @@ from langgraph.types import Command
 from state import Context
 from tests.conftest import ALICE, registry_with, say
 from tests.helpers import set_env
-from tools.errors import PermanentToolError
+from tools.executor.errors import PermanentToolError
 
 pytestmark = pytest.mark.integration
 

@@ -9,11 +9,11 @@ import time
 import pytest
 from werkzeug import Response
 
+from observability.audit import AuditLog
 from state import Context
 from tests.conftest import ALICE, fast_executor, nodes_visited, registry_with, say
 from tests.helpers import default_registry, set_env
-from tools.audit import AuditLog
-from tools.failures import said
+from tools.executor.failures import said
 
 pytestmark = pytest.mark.integration
 
@@ -75,7 +75,7 @@ def test_weather_404_is_an_unknown_city(make_app, weather_api):
     weather_api.expect_request("/weather").respond_with_json({"error": "not found"}, status=404)
     out = say(make_app(), "阿特兰蒂斯的天气")
     assert out["messages"][-1].content.startswith("未找到该城市：阿特兰蒂斯")
-    assert nodes_visited(make_app(), "阿特兰蒂斯的天气", thread="x")[-1] == "tool"  # and replied
+    assert nodes_visited(make_app(), "阿特兰蒂斯的天气", thread="x")[-1] == "reply"
 
 
 def test_weather_timeout_gives_a_degraded_reply(make_app, weather_api, monkeypatch):

@@ -26,11 +26,11 @@ from cli.trace import trace
 from graph.builder import build_graph
 from graph.http_app import app as http_app
 from nodes.services import Services
+from observability import tracing
+from observability.audit import AuditLog, read_jsonl
+from observability.metrics import LogTail, Metrics, Tally, default_metrics
 from scenarios import SCENARIOS
 from tests.conftest import ALICE, fast_executor
-from tools import tracing
-from tools.audit import AuditLog, read_jsonl
-from tools.metrics import LogTail, Metrics, Tally, default_metrics
 
 VALID_ID = "110101199001011237"
 
@@ -89,7 +89,7 @@ def test_refund_with_confirmation_records_the_four_decision_points(traced):
     assert execution["calls"][0]["attempts"] == 1
     assert "refund_id" in execution["calls"][0]["shape"]
     (answer,) = by_kind["answer"]
-    assert "退款" in answer["text"] and answer["node"] == "tool"  # the reply in its superstep
+    assert "退款" in answer["text"] and answer["node"] == "reply"
 
     # one session, one task, two turns (the question and the confirmation)
     task_ids = {r["task_id"] for r in records if r["kind"] != "turn" or r["event"] == "end"}
@@ -98,7 +98,7 @@ def test_refund_with_confirmation_records_the_four_decision_points(traced):
     assert len({r["turn_id"] for r in records if "turn_id" in r}) == 2
     ends = [r for r in by_kind["turn"] if r["event"] == "end"]
     assert [e["status"] for e in ends] == ["interrupted", "ok"]
-    assert ends[1]["nodes"] == ["tool"]
+    assert ends[1]["nodes"] == ["tool", "reply"]
 
     # the same records fed the metrics
     rates = metrics.tally.rates()
@@ -288,7 +288,7 @@ def test_one_turn_exports_turn_node_and_tool_spans_with_parent_links(traced, otl
     intent = _attrs(intent_span)
     assert intent["intent"] == "REQUEST_REFUND" and 0.6 <= intent["confidence"] <= 1
     siblings = {s.name for s in spans if s.parent_span_id == intent_span.parent_span_id}
-    assert {"node intent", "node tool"} <= siblings
+    assert {"node intent", "node slot_filling", "node tool"} <= siblings
     # arguments never go on a span
     everything = repr([_attrs(s) for s in spans])
     assert "OD-20240618-002" not in everything and "用户申请退款" not in everything

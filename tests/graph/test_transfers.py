@@ -16,7 +16,7 @@ from scenarios.transfer.tools import FinanceBackends
 from state import Context
 from tests.conftest import ALICE, BOB, say
 from tests.helpers import default_registry, finance_registry
-from tools.failures import said
+from tools.executor.failures import said
 
 pytestmark = pytest.mark.integration
 

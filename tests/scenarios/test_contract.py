@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from contract.scenario import LANGUAGES, Scenario, ScenarioSet
 from nodes.clarify import clarifying_question
-from nodes.prompts import Voice
 from nodes.reply import describe_result
 from nodes.services import Services
 from nodes.slot_filling import vault_sensitive
-from nodes.tasks import LANGUAGES, Scenario, ScenarioSet
+from nodes.wording import Voice
 from scenarios import SCENARIOS
-from tools.failures import said
+from tools.executor.failures import said
 
 CATALOG = ScenarioSet(SCENARIOS)
 PERMISSIONS = Services(scenarios=SCENARIOS).permissions

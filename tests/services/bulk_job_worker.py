@@ -10,9 +10,10 @@ from __future__ import annotations
 import sys
 import threading
 
+from jobs.runner import JobRunner
+from jobs.store import SQLiteJobStore
 from scenarios.delivery.jobs import bulk_notification_job
-from tools.db import Database
-from tools.jobs import JobRunner, SQLiteJobStore
+from storage.db import Database
 
 
 def main() -> None:

@@ -30,6 +30,7 @@ from langchain_core.messages import AIMessage
 from langgraph.types import Command
 from redis import Redis
 
+from config.settings import get_settings
 from graph.builder import build_graph
 from graph.checkpoint import make_checkpointer
 from graph.run_lock import LockedGraph
@@ -37,7 +38,6 @@ from nodes.services import Services
 from scenarios import SCENARIOS
 from scenarios.transfer.tools import FinanceBackends
 from state import Context
-from tools.settings import get_settings
 from understanding.generator import CommandGenerator
 
 HANG_MARKER = "HANG-HERE"

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tools.vault import id_card_problem
+from security.vault import id_card_problem
 
 PIN = "123456"
 """ACC-1001's payment PIN in the seed data."""

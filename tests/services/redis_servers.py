@@ -14,7 +14,7 @@ from pathlib import Path
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from tools import redis_direct
+from storage import redis_direct
 
 UNIX_PATH_MAX = 100
 """A unix socket's path must be shorter than 108 bytes (``sun_path``); keep a margin."""
@@ -144,7 +144,7 @@ class RedisServer:
     def _confirm_owed_writes(self) -> None:
         """Read the replies savers still owe from this server before it goes.
 
-        A write returns once sent (``tools.redis_direct``); one whose reply is still unread
+        A write returns once sent (``storage.redis_direct``); one whose reply is still unread
         when the server stops would be confirmed at the interpreter's exit, against nothing,
         and logged as lost. Tests that kill the server on purpose do so without ``stop``.
         """

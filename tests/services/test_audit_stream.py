@@ -6,8 +6,8 @@ import pytest
 from langgraph.types import Command
 from redis import Redis
 
+from observability.audit import AuditLog, RedisStreamSink, read_stream
 from tests.conftest import ALICE, fast_executor
-from tools.audit import AuditLog, RedisStreamSink, read_stream
 
 pytestmark = pytest.mark.integration
 

@@ -9,9 +9,9 @@ import jwt
 import pytest
 from langgraph_sdk import get_client, get_sync_client
 
+from config.settings import Settings
+from security.tokens import issue_token
 from tests.services.langgraph_server import TEST_AUTH_SECRET, langgraph_dev
-from tools.settings import Settings
-from tools.tokens import issue_token
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -13,9 +13,9 @@ from redis.connection import AbstractConnection
 from scenarios.delivery.tools import query_order_status
 from tests.conftest import fast_executor, registry_with
 from tests.helpers import default_executor, default_registry, set_env
-from tools.admission import RedisAdmission
-from tools.executor import Decision
-from tools.registry import ToolContext
+from tools.executor.admission import RedisAdmission
+from tools.executor.pipeline import Decision
+from tools.registry.context import ToolContext
 
 pytestmark = pytest.mark.integration
 

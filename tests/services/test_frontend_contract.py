@@ -19,10 +19,10 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
+from config.settings import Settings
+from security.tokens import issue_token
 from tests.services.langgraph_server import TEST_AUTH_SECRET, langgraph_dev
 from tests.unit.test_confirmation import agent_chat_ui_draws_buttons, hitl_adapters
-from tools.settings import Settings
-from tools.tokens import issue_token
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

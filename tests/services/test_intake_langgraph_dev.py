@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_sync_client
 
+from config.settings import Settings
+from security.tokens import issue_token
 from tests.helpers import open_database
 from tests.services.intake_probe import Secrets, converse, served_record
 from tests.services.langgraph_server import TEST_AUTH_SECRET, langgraph_dev
-from tools.settings import Settings
-from tools.tokens import issue_token
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_sync_client
 
+from config.settings import Settings
+from security.tokens import issue_token
 from tests.services import langgraph_server
 from tests.services.langgraph_server import TEST_AUTH_SECRET, langgraph_dev
 from tests.services.redis_servers import free_port
-from tools.settings import Settings
-from tools.tokens import issue_token
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

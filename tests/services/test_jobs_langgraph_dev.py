@@ -7,11 +7,13 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_sync_client
 
+from jobs.notify import LangGraphRunNotifier
+from jobs.runner import JobRunner
+from jobs.store import Job, SQLiteJobStore
 from scenarios.sales.jobs import sales_job_tools
 from tests.helpers import open_database
 from tests.services.langgraph_server import langgraph_dev
 from tests.services.test_langgraph_dev import token_for
-from tools.jobs import Job, JobRunner, LangGraphRunNotifier, SQLiteJobStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -9,15 +9,16 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
+from config.settings import Settings
+from jobs.runner import JobRunner
+from jobs.store import Job, ManualClock, RedisJobStore, job_store
 from scenarios.delivery.jobs import bulk_notification_job, delivery_job_tools
 from scenarios.sales.jobs import sales_job_tools
+from storage.db import Database
+from storage.kv import RedisKV
 from tests.helpers import default_registry
-from tools.db import Database
-from tools.jobs import Job, JobRunner, ManualClock, RedisJobStore, job_store
-from tools.kv import RedisKV
-from tools.lifecycle import ToolLifecycle, lifecycle_store
-from tools.plans import PlanCache, plan_cache
-from tools.settings import Settings
+from tools.registry.lifecycle import ToolLifecycle, lifecycle_store
+from understanding.plans import PlanCache, plan_cache
 
 pytestmark = pytest.mark.integration
 

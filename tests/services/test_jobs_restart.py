@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from jobs.runner import JobRunner
+from jobs.store import ManualClock, SQLiteJobStore
 from scenarios.delivery.jobs import bulk_notification_job
 from tests.helpers import open_database
-from tools.jobs import JobRunner, ManualClock, SQLiteJobStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -4,10 +4,10 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
+from config.settings import Settings
+from security.tokens import issue_token
+from storage.db import Database
 from tests.services.langgraph_server import TEST_AUTH_SECRET, langgraph_dev
-from tools.db import Database
-from tools.settings import Settings
-from tools.tokens import issue_token
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -138,3 +138,54 @@ async def test_an_unreadable_resume_is_refused_and_the_refund_still_waits(
     )
     assert "退款" in done["messages"][-1]["content"]
     assert len(refunds(dev_dir, "OD-20240618-002")) == 1
+
+
+async def _updates(client, thread_id: str, **run: object) -> list[tuple[str, dict]]:
+    """Stream a run's ``updates``: (node, update) for each part, in order."""
+    context = {"user_id": "u_10001", "user_role": "customer"}
+    parts = []
+    async for part in client.runs.stream(
+        thread_id, "agent", stream_mode="updates", context=context, **run
+    ):
+        if part.event == "updates":
+            assert len(part.data) == 1, f"one part, several nodes: {sorted(part.data)}"
+            parts.extend((node, update) for node, update in part.data.items())
+    return parts
+
+
+async def test_each_node_streams_its_own_update_and_a_fork_after_intent_reruns_slots(
+    dev_server, dev_dir
+):
+    client = client_for(dev_server)
+    thread = (await client.threads.create())["thread_id"]
+    said = {"messages": [{"role": "user", "content": "OD-20240618-001 到哪了"}]}
+    parts = await _updates(client, thread, input=said)
+    assert [node for node, _ in parts] == ["intent", "slot_filling", "tool", "reply"]
+    assert "pending_tool_calls" in dict(parts)["slot_filling"]  # slot filling's own update
+
+    # history: a checkpoint after each node; the one after intent is where to fork
+    history = await client.threads.get_history(thread, limit=20)
+    after_intent = next(h for h in history if h["next"] == ["slot_filling"])
+    assert after_intent["values"]["intent"] == "CHECK_ORDER_STATUS"
+    forked = await client.threads.update_state(
+        thread,
+        {"intent": "URGE_DELIVERY"},
+        as_node="intent",
+        checkpoint_id=after_intent["checkpoint"]["checkpoint_id"],
+    )
+    parts = await _updates(client, thread, input=None, checkpoint=forked["checkpoint"])
+    assert [node for node, _ in parts] == ["slot_filling", "tool", "reply"]
+    (call,) = dict(parts)["slot_filling"]["pending_tool_calls"]
+    assert call["name"] == "urge_delivery"
+    assert call["parameters"] == {"order_id": "OD-20240618-001"}
+    state = await client.threads.get_state(thread)
+    assert state["values"]["intent"] == "URGE_DELIVERY"
+    assert "催" in state["values"]["messages"][-1]["content"]
+    database = Database(dev_dir / "business.db")
+    try:
+        urges = database.query(
+            "SELECT user_id FROM delivery_urges WHERE order_id = ?", ("OD-20240618-001",)
+        )
+    finally:
+        database.close()
+    assert urges == [{"user_id": "u_10001"}]

@@ -15,19 +15,16 @@ import pytest
 from langgraph.types import Command
 
 from cli import model as local
+from config.settings import Settings
+from contract.scenario import ScenarioSet
 from eval.intent_accuracy import fixed_slice, load, measure
-from nodes.model_understanding import (
-    ModelUnderstanding,
-    make_chat_model,
-    options_from_scenarios,
-)
-from nodes.prompt_budget import estimate_tokens
-from nodes.tasks import ScenarioSet
-from nodes.understanding import RuleBasedUnderstanding
 from scenarios import SCENARIOS
 from tests.conftest import ALICE
 from tests.helpers import default_registry, set_env
-from tools.settings import Settings
+from understanding.chat import make_chat_model
+from understanding.model_recognizer import ModelUnderstanding, options_from_scenarios
+from understanding.prompt_budget import estimate_tokens
+from understanding.recognizer import RuleBasedUnderstanding
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 

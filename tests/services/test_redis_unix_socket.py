@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 from redis import Redis
 
+from config.settings import get_settings
 from graph.builder import build_graph
 from graph.checkpoint import PlainRedisSaver, make_checkpointer
+from storage.transcript import RedisTranscriptStore
 from tests.conftest import ALICE
-from tools.settings import get_settings
-from tools.transcript import RedisTranscriptStore
 
 pytestmark = pytest.mark.integration
 

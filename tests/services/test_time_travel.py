@@ -44,8 +44,7 @@ def test_history_lists_every_checkpoint_with_node_intent_and_slots(tt_app):
     assert [e.step for e in entries] == list(range(-1, len(entries) - 1))
     nodes = [e.node for e in entries]
     assert nodes.count("input") == 2
-    # the reply runs in the tool node's superstep, slot filling after intent in intent's
-    for name in ("intent", "slot_filling", "clarify", "reflect_refine", "tool"):
+    for name in ("intent", "slot_filling", "clarify", "reflect_refine", "tool", "reply"):
         assert name in nodes
     last = entries[-1]
     assert last.intent == "CHECK_ORDER_STATUS"
@@ -60,12 +59,12 @@ def test_rollback_continues_from_n_steps_back_and_keeps_the_abandoned_branch(tt_
     config = time_travel.rollback(tt_app, "tt", 2)
     head = tt_app.get_state({"configurable": {"thread_id": "tt"}})
     assert head.config["configurable"]["checkpoint_id"] == config["configurable"]["checkpoint_id"]
-    assert head.next == ("slot_filling",)  # two steps back from the tool and its reply
+    assert head.next == ("tool",)  # two steps back from the reply
     after = time_travel.history(tt_app, "tt")
     assert len(after) == len(before) + 1
     assert {e.checkpoint_id for e in before} <= {e.checkpoint_id for e in after}
     abandoned = [e for e in after if not e.on_head_branch]
-    assert [e.node for e in abandoned] == ["slot_filling", "tool"]
+    assert [e.node for e in abandoned] == ["tool", "reply"]
     out = tt_app.invoke(None, config, context=ALICE)
     assert "配送中" in out["messages"][-1].content
 
@@ -102,7 +101,7 @@ def test_replay_reruns_the_nodes_after_the_checkpoint(tt_app):
     assert "配送中" in out["messages"][-1].content
     after = time_travel.history(tt_app, "tt")
     new = [e for e in after if e.checkpoint_id not in {x.checkpoint_id for x in entries}]
-    assert [e.node for e in new][-1:] == ["tool"]  # tool and its reply ran again
+    assert [e.node for e in new][-2:] == ["tool", "reply"]  # tool and reply ran again
     assert all(e.on_head_branch for e in new)
 
 
@@ -154,7 +153,7 @@ def test_cli_history_rollback_fork_replay(tmp_path):
     run("chat", "--thread", "c1", stdin="我的订单怎么还没到？\nOD-20240618-001\n")
     table = run("history", "c1")
     rows = [line for line in table.splitlines() if "│" in line and "checkpoint" not in line]
-    assert len(rows) == 10  # two turns: input, start, and each superstep
+    assert len(rows) == 12  # two turns: input, start, and each node
     before_tool = next(line for line in rows if line.split("│")[5].strip() == "tool")
     checkpoint = before_tool.split("│")[2].strip()
     forked = run(

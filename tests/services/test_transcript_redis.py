@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from redis import Redis
 
-from tools.transcript import RedisTranscriptStore, make_entry
+from storage.transcript import RedisTranscriptStore, make_entry
 
 pytestmark = pytest.mark.integration
 

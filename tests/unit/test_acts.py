@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.acts import read_act
+from understanding.acts import read_act
 
 
 @pytest.mark.parametrize(

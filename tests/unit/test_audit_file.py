@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 
-from tools.audit import AuditLog
+from observability.audit import AuditLog
 
 
 def _lines(path):

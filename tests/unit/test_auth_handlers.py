@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from langgraph_sdk import Auth
 
+from config.settings import get_settings
 from graph import auth as served
-from tools.settings import get_settings
-from tools.tokens import issue_token
+from security.tokens import issue_token
 
 SECRET = "x" * 48
 

@@ -16,16 +16,16 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import Overwrite
 
-import tools.pii as pii
-from graph.checkpoint.masking import (
+import security.pii as pii
+from graph.checkpoint.masking import MaskingSerializer, ValueBytes
+from graph.checkpoint.msgpack_masking import (
     CHECKPOINT_KINDS,
     CleanBlobs,
-    MaskingSerializer,
-    ValueBytes,
     is_checkpoint_record,
     mask_msgpack,
 )
-from tools.pii import _find_all, find_pii, mask_pii, mask_text
+from security.pii import _find_all, find_pii, mask_pii, mask_text
+from tests.properties import examples
 
 ID_NUMBER = "110101199003071231"
 SERDE = MaskingSerializer(JsonPlusSerializer())
@@ -73,7 +73,7 @@ def test_not_msgpack_falls_back_to_masking_the_bytes():
     assert b"123456" not in mask_msgpack(b"\xc1 pin: 123456")  # 0xc1: never used by msgpack
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(0, 10**9), st.floats(0, 1, exclude_max=True))
 def test_langgraph_channel_versions_hold_nothing_a_detector_finds(step, fraction):
     # the masking serializer passes these over without a look-up (format: InMemorySaver's)
@@ -81,7 +81,7 @@ def test_langgraph_channel_versions_hold_nothing_a_detector_finds(step, fraction
     assert _find_all(version, frozenset(("id_card", "bank_card", "phone", "secret"))) == []
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.text(alphabet="pinwdotcvPIN0123456789 :=#-xX", max_size=6))
 def test_short_ascii_texts_hold_nothing(text):
     assert _find_all(text, frozenset(("id_card", "bank_card", "phone", "secret"))) == []
@@ -133,7 +133,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(NESTED, st.sampled_from([None, CHECKPOINT_KINDS]))
 def test_mask_pii_masks_what_masking_every_string_masks_and_copies_only_when_it_must(value, kinds):
     before = repr(value)
@@ -234,7 +234,7 @@ def test_a_long_list_is_masked_item_by_item_and_clean_items_are_remembered():
     assert again == blob
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(NESTED, min_size=4, max_size=8))
 def test_a_long_list_through_the_serializer_is_masked_as_every_string_would_be(items):
     serde = MaskingSerializer(JsonPlusSerializer())
@@ -327,7 +327,7 @@ def test_the_value_cache_is_bounded():
     assert cache.get(keys[0]) is None and cache.get(keys[4]) == b"z"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(NESTED, min_size=1, max_size=6), st.lists(NESTED, min_size=1, max_size=12))
 def test_a_list_that_grows_is_masked_as_every_string_would_be(start, added):
     # each new value of an append-only channel starts with the last one's items: those are

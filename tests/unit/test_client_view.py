@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from tests.helpers import default_registry
-from tools.client_view import INTERNAL_KEYS, client_view
-from tools.executor import ActionExecutor, envelope
-from tools.registry import ToolContext
+from tools.executor.client_view import INTERNAL_KEYS, client_view
+from tools.executor.pipeline import ActionExecutor, envelope
+from tools.registry.context import ToolContext
 
 BOB = dict(user_id="u_10002", user_role="customer")
 

@@ -12,7 +12,8 @@ from langgraph.types import Overwrite
 
 from nodes.compact import compact_update, cut_index, full_transcript, summarize, summary_text
 from state import MAX_PROTOCOL_BYTES, ProtocolMessage, ValidatedProtocol, append_protocol
-from tools.transcript import MemoryTranscriptStore, entry_key, make_entry
+from storage.transcript import MemoryTranscriptStore, entry_key, make_entry
+from tests.properties import examples
 
 
 def turn(n: int, *, call: str | None = None, answer: str | None = None) -> list:
@@ -127,7 +128,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=8))
 def test_a_protocol_entry_keeps_the_key_it_had_when_json_wrote_it(body):
     # entries stored before keep matching: the key is the hash of the same bytes

@@ -11,8 +11,8 @@ from typing_extensions import TypedDict
 
 from nodes.confirmation import confirmation_request, read_decision, read_decisions
 from tests.helpers import default_registry
-from tools.executor import ActionExecutor, Decision, PreparedCall
-from tools.registry import ToolContext
+from tools.executor.pipeline import ActionExecutor, Decision, PreparedCall
+from tools.registry.context import ToolContext
 
 # ---- LangChain v1's HITL types, written out from langchain.agents.middleware.human_in_the_loop
 # (langchain is not installed here); `forbid` makes a stray or misspelt field fail.

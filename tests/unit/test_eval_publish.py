@@ -6,8 +6,8 @@ from pathlib import Path
 
 from cli.eval import publish_intent_accuracy
 from eval.harness import Evaluation, RunResult
-from tools.audit import AuditLog, read_jsonl
-from tools.metrics import Metrics, default_metrics
+from observability.audit import AuditLog, read_jsonl
+from observability.metrics import Metrics, default_metrics
 
 
 def run(case: str, intent: str | None, expected: str | None) -> RunResult:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from eval.backends import start_weather_server
-from eval.harness import load_cases, run_case, summarize
+from eval.case_set import load_cases
+from eval.harness import run_case, summarize
 from eval.truth import named, told_by_class, truth_rows, turn_cause
-from tools.executor import envelope
+from tools.executor.pipeline import envelope
 
 
 def test_a_turn_is_decided_by_its_failure_or_by_a_review_and_only_when_it_ran_a_tool():

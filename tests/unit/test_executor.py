@@ -8,16 +8,17 @@ import threading
 
 import pytest
 
+from config.clock import FakeClock
+from observability.audit import AuditLog
 from scenarios.delivery.tools import query_order_status
 from tests.conftest import FAST, fast_executor, registry_with
 from tests.helpers import default_registry
-from tools.audit import AuditLog
-from tools.clock import FakeClock
-from tools.errors import PermanentToolError, TransientToolError
-from tools.executor import Decision, ExecutorSettings, PreparedCall, request_id_for
-from tools.guards import CircuitBreakers, RateLimiter, TaskGuards, TaskHistory
-from tools.registry import InvalidToolCardError, ToolContext
-from tools.stores import MemoryIdempotencyStore, MemoryResultCache, SQLiteIdempotencyStore
+from tools.executor.errors import PermanentToolError, TransientToolError
+from tools.executor.guards import CircuitBreakers, RateLimiter
+from tools.executor.pipeline import Decision, ExecutorSettings, PreparedCall, request_id_for
+from tools.executor.stores import MemoryIdempotencyStore, MemoryResultCache, SQLiteIdempotencyStore
+from tools.registry.cards import InvalidToolCardError
+from tools.registry.context import TaskGuards, TaskHistory, ToolContext
 
 STATUS = {"name": "query_order_status", "parameters": {"order_id": "OD-20240618-001"}}
 REFUND = {"name": "request_refund", "parameters": {"order_id": "OD-20240618-002"}}

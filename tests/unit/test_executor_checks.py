@@ -6,9 +6,9 @@ import pytest
 
 from tests.conftest import fast_executor, registry_with
 from tests.helpers import default_registry
-from tools.errors import TransientToolError
-from tools.executor import Decision
-from tools.registry import ToolContext
+from tools.executor.errors import TransientToolError
+from tools.executor.pipeline import Decision
+from tools.registry.context import ToolContext
 
 STATUS = {"name": "query_order_status", "parameters": {"order_id": "OD-20240618-001"}}
 REFUND = {"name": "request_refund", "parameters": {"order_id": "OD-20240618-002"}}

@@ -7,17 +7,17 @@ from datetime import date
 
 import pytest
 
-from nodes.prompts import Voice
+from contract.scenario import LANGUAGES, ScenarioSet
 from nodes.reply import describe_result
-from nodes.tasks import LANGUAGES, ScenarioSet
+from nodes.wording import Voice
 from scenarios import SCENARIOS
 from tests.helpers import default_registry
-from tools.client_view import client_view
-from tools.errors import CompensatedError, ConflictError
-from tools.executor import ActionExecutor, ExecutorSettings, envelope
-from tools.failures import MEANINGS, classify, effect_of, reference, said, sentence, short
-from tools.lifecycle import ToolLifecycle
-from tools.registry import ToolContext
+from tools.executor.client_view import client_view
+from tools.executor.errors import CompensatedError, ConflictError
+from tools.executor.failures import MEANINGS, classify, effect_of, reference, said, sentence, short
+from tools.executor.pipeline import ActionExecutor, ExecutorSettings, envelope
+from tools.registry.context import ToolContext
+from tools.registry.lifecycle import ToolLifecycle
 
 CATALOG = ScenarioSet(SCENARIOS)
 CTX = ToolContext(user_id="u_10001", user_role="customer", session_id="s", task_id="t")

@@ -15,11 +15,15 @@ from pydantic import BaseModel, ValidationError
 
 from state import MAX_PROTOCOL_BYTES, append_protocol
 from tests.helpers import default_registry
-from tools.executor import ActionExecutor, ExecutorSettings, PreparedCall
-from tools.parsing import ArgumentParseError, argument_problem, parse_arguments
-from tools.registry import ToolContext, ToolRegistry
+from tests.properties import examples
+from tools.executor.parsing import ArgumentParseError, argument_problem, parse_arguments
+from tools.executor.pipeline import ActionExecutor, ExecutorSettings, PreparedCall
+from tools.registry.cards import ToolRegistry
+from tools.registry.context import ToolContext
 
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 CTX = ToolContext(user_id="u_10001", user_role="admin", session_id="s", task_id="t")
 
 json_scalars = (

@@ -13,21 +13,23 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel, ValidationError
 
-from graph.checkpoint.masking import MaskingSerializer, mask_id_bytes
+from config.limits import MAX_USER_MESSAGE_CHARS, too_long, too_long_reply
+from config.settings import SecretStr, Settings
+from graph.checkpoint.masking import MaskingSerializer
+from graph.checkpoint.msgpack_masking import mask_id_bytes
 from scenarios.sales.tools import SALES_POLICY
+from security.permissions import Permissions
+from security.pii import find_pin, mask_pii, mask_text
+from security.readonly_sql import QueryRefused, QueryTimeout, run
+from security.sql_guard import UnsafeQueryError, check_query
+from security.untrusted import defang, find_injections, looks_like_instruction
+from security.vault import TOKEN_PREFIX, IdentityVault, vault_key
 from state import MAX_PROTOCOL_BYTES, ProtocolMessage, append_protocol
 from tests.helpers import open_database
-from tools.executor import ActionExecutor, ExecutorSettings
-from tools.limits import MAX_USER_MESSAGE_CHARS, too_long, too_long_reply
-from tools.permissions import Permissions
-from tools.pii import find_pin, mask_pii, mask_text
-from tools.readonly_sql import QueryRefused, QueryTimeout, run
-from tools.registry import ToolCard, ToolContext, ToolRegistry
-from tools.settings import SecretStr, Settings
-from tools.sql_guard import UnsafeQueryError, check_query
-from tools.types import Cents, FiniteFloat
-from tools.untrusted import defang, find_injections, looks_like_instruction
-from tools.vault import TOKEN_PREFIX, IdentityVault, vault_key
+from tools.executor.pipeline import ActionExecutor, ExecutorSettings
+from tools.registry.cards import ToolCard, ToolRegistry
+from tools.registry.context import ToolContext
+from tools.registry.types import Cents, FiniteFloat
 
 CTX = ToolContext(user_id="u_10001", user_role="customer", session_id="s", task_id="t")
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tools.admission import LocalAdmission
-from tools.guards import RateLimiter
-from tools.stores import MemoryIdempotencyStore, MemoryResultCache
+from tools.executor.admission import LocalAdmission
+from tools.executor.guards import RateLimiter
+from tools.executor.stores import MemoryIdempotencyStore, MemoryResultCache
 
 
 class FakeTime:

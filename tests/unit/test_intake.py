@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tools.db import Database
-from tools.intake import TOKEN, reveal_text, tokenize_payload, tokenize_text
-from tools.vault import IdentityVault
+from security.intake import TOKEN, reveal_text, tokenize_payload, tokenize_text
+from security.vault import IdentityVault
+from storage.db import Database
 
 VALID_ID = "110101199001011237"
 X_ID = "11010119900101123X"  # a check character X, typed lower-case below

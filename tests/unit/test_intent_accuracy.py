@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
+from contract.scenario import ScenarioSet
+from contract.text_match import negated, normalize, sound_alike
 from eval.intent_accuracy import load, measure
 from eval.intent_split import HOLDOUT, split
-from nodes.tasks import ScenarioSet
-from nodes.text_match import negated, normalize, sound_alike
-from nodes.understanding import RuleBasedUnderstanding
 from scenarios import SCENARIOS
+from understanding.recognizer import RuleBasedUnderstanding
 
 U = RuleBasedUnderstanding(ScenarioSet(SCENARIOS))
 ROWS = load()

@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from jobs.bodies import STARTED_MESSAGE, describe_job
+from jobs.notify import Backoff, JobPoller, LangGraphRunNotifier
+from jobs.runner import JobRunner
+from jobs.store import Job, ManualClock, SQLiteJobStore
 from scenarios.delivery import SCENARIO
 from scenarios.delivery.jobs import (
     bulk_notification_job,
@@ -16,21 +20,12 @@ from scenarios.delivery.jobs import (
 from scenarios.delivery.tools import ORDER_TOOLS
 from scenarios.jobs.tools import job_status_card
 from scenarios.sales.jobs import export_sales_job, sales_job_tools
-from tools.db import Database
-from tools.errors import TransientToolError
-from tools.executor import ActionExecutor, Decision
-from tools.job_bodies import STARTED_MESSAGE, describe_job
-from tools.jobs import (
-    Backoff,
-    Job,
-    JobPoller,
-    JobRunner,
-    LangGraphRunNotifier,
-    ManualClock,
-    SQLiteJobStore,
-)
-from tools.permissions import Permissions
-from tools.registry import ToolContext, ToolRegistry
+from security.permissions import Permissions
+from storage.db import Database
+from tools.executor.errors import TransientToolError
+from tools.executor.pipeline import ActionExecutor, Decision
+from tools.registry.cards import ToolRegistry
+from tools.registry.context import ToolContext
 
 
 @pytest.fixture

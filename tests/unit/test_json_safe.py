@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.limits import (
+from config.limits import (
     MAX_DEPTH,
     MAX_ITEMS,
     MAX_STRING_CHARS,
@@ -17,6 +17,7 @@ from tools.limits import (
     json_bytes,
     json_safe,
 )
+from tests.properties import examples
 
 
 class _Str(str):
@@ -77,7 +78,7 @@ def _same(left: Any, right: Any) -> bool:
     return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(VALUE)
 def test_json_safe_gives_what_the_general_walk_gives(value):
     assert _same(json_safe(value), json_safe(_general(value)))
@@ -108,7 +109,7 @@ def _finite(value: Any) -> bool:
     return True
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(VALUE)
 def test_dumps_compact_reads_back_as_json_dumps_does(value):
     # same text but for float exponents (1e-5 for 1e-05) and NaN written as null
@@ -120,7 +121,7 @@ def test_dumps_compact_reads_back_as_json_dumps_does(value):
 
 
 @given(st.recursive(st.none() | st.booleans() | st.integers(-(2**60), 2**60) | TEXT, _nest))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_without_floats_dumps_compact_writes_json_dumps_own_bytes(value):
     assert dumps_compact(value) == _json_reference(value)
     assert json_bytes(value) == len(_json_reference(value))

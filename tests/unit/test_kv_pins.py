@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from storage.kv import KeyValueStore, MemoryKV, SQLiteKV
 from tests.helpers import default_registry
 from tests.unit.test_lifecycle import shared_registries
-from tools.kv import KeyValueStore, MemoryKV, SQLiteKV
 
 
 @pytest.fixture(params=["memory", "sqlite"])

@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 
 from scenarios.delivery.tools import OrderRef, urge_delivery
+from storage.db import AlreadyWritten, Database
 from tests.helpers import default_registry, finance_registry, open_database
-from tools.db import AlreadyWritten, Database
-from tools.executor import ActionExecutor, Decision, ExecutorSettings
-from tools.guards import TaskHistory
-from tools.registry import ToolContext
+from tools.executor.pipeline import ActionExecutor, Decision, ExecutorSettings
+from tools.registry.context import TaskHistory, ToolContext
 
 FAST = ExecutorSettings(backoff_initial_s=0.001, backoff_max_s=0.005, backoff_jitter_s=0.001)
 

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from datetime import date
 from pathlib import Path
 
@@ -9,19 +8,20 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.tools_cmd import tools_app
+from config.settings import get_settings
+from observability.audit import AuditLog
+from storage.kv import SQLiteKV
 from tests.helpers import default_registry
-from tools.audit import AuditLog
-from tools.executor import ActionExecutor
-from tools.failures import classify
-from tools.kv import SQLiteKV
-from tools.lifecycle import (
+from tools.executor.failures import classify
+from tools.executor.pipeline import ActionExecutor
+from tools.registry.cards import ToolRegistry
+from tools.registry.context import ToolContext
+from tools.registry.lifecycle import (
     ToolLifecycle,
     TransitionRefusedError,
     read_audit_records,
     tool_coverage,
 )
-from tools.registry import ToolContext, ToolRegistry
-from tools.settings import get_settings
 
 
 class Today:
@@ -38,7 +38,7 @@ def shared_registries(tmp_path: Path, today: Today | None = None, audit: AuditLo
     for _ in range(2):
         registry = default_registry()
         registry.lifecycle = ToolLifecycle(
-            SQLiteKV(tmp_path / "tools.db", "tools"), audit=audit, today=today or date.today
+            SQLiteKV(tmp_path / "storage.db", "tools"), audit=audit, today=today or date.today
         )
         out.append(registry)
     return out
@@ -180,10 +180,7 @@ def test_cli_changes_the_shared_store(tmp_path, monkeypatch):
         get_settings.cache_clear()
 
 
-def test_executor_refusal_names_the_state_when_patched(tmp_path, db):
-    """Needs the executor patch from the jobs report (skipped until it is applied)."""
-    if "unavailable" not in inspect.getsource(ActionExecutor):
-        pytest.skip("executor patch not applied yet")
+def test_executor_refusal_names_the_state(tmp_path, db):
     (registry,) = shared_registries(tmp_path)[:1]
     registry.deprecate("urge_delivery", sunset=date(2000, 1, 1), reason="replaced")
     ctx = ToolContext(user_id="u_10001", user_role="customer", resources=db)

@@ -3,7 +3,7 @@ import hashlib
 import pytest
 
 from cli.model import ModelError, doctor, join_parts, verify
-from tools.settings import Settings
+from config.settings import Settings
 
 
 def _parts(tmp_path, chunks):

@@ -1,12 +1,12 @@
 from datetime import date
 
-from nodes.model_understanding import (
+from understanding.evidence import (
     evidence_confidence,
     label_probability,
     resolvable_dates,
     slot_supported,
 )
-from nodes.understanding import IntentResult
+from understanding.recognizer import IntentResult
 
 TODAY = date(2024, 6, 18)
 

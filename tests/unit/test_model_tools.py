@@ -1,6 +1,6 @@
 from langchain_core.messages import AIMessage
 
-from nodes.model_tools import (
+from understanding.tool_calls import (
     call_with_repair,
     calls_from_message,
     check_calls,

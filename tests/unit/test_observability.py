@@ -8,11 +8,11 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from prometheus_client.parser import text_string_to_metric_families
 
-import tools.trace_callbacks as trace_callbacks
-from tools.audit import AuditLog, RedisStreamSink, read_stream
-from tools.guards import CircuitBreakers
-from tools.metrics import Metrics, Tally, percentile, render_latest
-from tools.trace_callbacks import TraceRecorder, _jsonable, rolled_back, shape_of
+import observability.trace_callbacks as trace_callbacks
+from observability.audit import AuditLog, RedisStreamSink, read_stream
+from observability.metrics import Metrics, Tally, percentile, render_latest
+from observability.trace_callbacks import TraceRecorder, jsonable, rolled_back, shape_of
+from tools.executor.guards import CircuitBreakers
 
 VALID_ID = "110101199001011237"
 
@@ -271,9 +271,9 @@ def test_stream_sink_writes_capped_entries_and_reads_one_session_back():
 
 def test_a_plain_record_is_passed_on_as_it_is_and_the_rest_made_plain():
     plain = {"kind": "node", "nodes": ["intent", "tool"], "slots": {"order_id": "OD-1"}, "n": 2}
-    assert _jsonable(plain) is plain
+    assert jsonable(plain) is plain
     odd = {"kind": "turn", 1: {"a"}, "m": [HumanMessage("你好")], "t": (1, 2), "ok": [1, "x"]}
-    out = _jsonable(odd)
+    out = jsonable(odd)
     assert out == {
         "kind": "turn",
         "1": ["a"],

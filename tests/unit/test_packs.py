@@ -12,8 +12,8 @@ from packs import ToolAnnotation, card_from_function, pack_from_functions, pack_
 from packs.functions import parameters_model, tool, writes_by_name
 from packs.openapi import pack_from_openapi
 from packs.understanding import PackCommandGenerator, choices, grounded, typed
-from tools.errors import UserFixableError
-from tools.registry import ToolContext
+from tools.executor.errors import UserFixableError
+from tools.registry.context import ToolContext
 from understanding.rules import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 

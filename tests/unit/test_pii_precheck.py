@@ -8,22 +8,23 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.pii import (
-    _ALL_KINDS,
-    _CHANGED_BY_NFKC,
+from security.pii import _find_all, could_hold, find_pii
+from security.pii_bytes import (
     _DIGIT_IMAGE,
     _NOT_SPOILER_LEADS,
     _SPOILER_UTF8,
     _STEM_PARTS,
+    could_hold_utf8,
+)
+from security.pii_patterns import (
+    _ALL_KINDS,
+    _CHANGED_BY_NFKC,
     _STEM_SPOILER,
     _STEMS,
     _SUSPECT_CLASS,
     ZERO_WIDTH,
-    _find_all,
-    could_hold,
-    could_hold_utf8,
-    find_pii,
 )
+from tests.properties import examples
 
 PIECES = [
     *"0123456789Xx -\t",
@@ -68,7 +69,7 @@ PIECES = [
 ]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=40))
 def test_precheck_never_hides_a_finding(parts: list[str]) -> None:
     text = "".join(parts)
@@ -105,7 +106,7 @@ def test_stem_spoiler_covers_every_character_that_folds_into_a_stem() -> None:
 FRAMING = st.binary(max_size=6)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=40), FRAMING, FRAMING)
 def test_the_bytes_precheck_holds_every_string_the_text_precheck_holds(parts, before, after):
     # a string packed anywhere, with any framing around it, is still seen

@@ -5,11 +5,12 @@ from dataclasses import replace
 
 import pytest
 
+from config.settings import Settings
+from storage.kv import MemoryKV, SQLiteKV
 from tests.helpers import default_registry
-from tools.executor import ActionExecutor, Decision, PreparedCall
-from tools.guards import TaskHistory
-from tools.kv import MemoryKV, SQLiteKV
-from tools.plans import (
+from tools.executor.pipeline import ActionExecutor, Decision, PreparedCall
+from tools.registry.context import TaskHistory, ToolContext
+from understanding.plans import (
     PlanCache,
     PlanInstantiationError,
     instantiate,
@@ -18,8 +19,6 @@ from tools.plans import (
     plan_key,
     plan_store_kind,
 )
-from tools.registry import ToolContext
-from tools.settings import Settings
 
 SLOTS = {"department": "皮肤科", "day": "2024-06-20", "slot_id": "S-005", "patient_name": "张三"}
 
@@ -54,7 +53,7 @@ def test_a_plan_recorded_from_a_real_sequence_holds_no_slot_values(tmp_path, db,
             },
         ],
     )
-    cache = PlanCache(SQLiteKV(tmp_path / "tools.db", "plans"))
+    cache = PlanCache(SQLiteKV(tmp_path / "storage.db", "plans"))
     plan = cache.record("appointment", "BOOK_APPOINTMENT", SLOTS, sequence)
     assert plan is not None
     text = json.dumps(plan, ensure_ascii=False)
@@ -72,7 +71,7 @@ def test_a_plan_recorded_from_a_real_sequence_holds_no_slot_values(tmp_path, db,
     # The same kind of request, other values: the plan is found in a fresh cache (persisted)
     # and its calls still go through the executor's checks.
     other = {**SLOTS, "slot_id": "S-003", "patient_name": "李四"}
-    again = PlanCache(SQLiteKV(tmp_path / "tools.db", "plans"))
+    again = PlanCache(SQLiteKV(tmp_path / "storage.db", "plans"))
     found = again.lookup("appointment", "BOOK_APPOINTMENT", other)
     assert found == plan
     calls = instantiate(found, other)
@@ -89,7 +88,7 @@ def test_a_plan_recorded_from_a_real_sequence_holds_no_slot_values(tmp_path, db,
 
 
 def test_a_failing_plan_is_evicted_and_a_stranger_gets_refused(tmp_path, db, executor):
-    cache = PlanCache(SQLiteKV(tmp_path / "tools.db", "plans"))
+    cache = PlanCache(SQLiteKV(tmp_path / "storage.db", "plans"))
     owner = ToolContext(user_id="u_10001", user_role="customer", task_id="t2", resources=db)
     sequence = run_sequence(
         executor,

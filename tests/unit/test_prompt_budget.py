@@ -1,4 +1,4 @@
-from nodes.prompt_budget import (
+from understanding.prompt_budget import (
     TaskSummary,
     bounded_messages,
     cut_summary,

@@ -6,6 +6,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from pydantic import ValidationError
 
+from config.limits import json_bytes
 from state import (
     MAX_PROTOCOL_BYTES,
     REFUSE_OVERSIZE,
@@ -16,7 +17,6 @@ from state import (
     merge_slots,
 )
 from tests.helpers import open_database
-from tools.limits import json_bytes
 
 
 def make(**fields):

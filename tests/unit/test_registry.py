@@ -8,16 +8,11 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
+from security.permissions import Permissions
 from tests.helpers import default_registry
-from tools.executor import ActionExecutor
-from tools.permissions import Permissions
-from tools.registry import (
-    InvalidToolCardError,
-    ToolCard,
-    ToolContext,
-    ToolRegistry,
-    validate_tool_name,
-)
+from tools.executor.pipeline import ActionExecutor
+from tools.registry.cards import InvalidToolCardError, ToolCard, ToolRegistry, validate_tool_name
+from tools.registry.context import ToolContext
 
 
 class NoArgs(BaseModel):

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 from langgraph.graph import END
 
+from contract.scenario import ScenarioSet
 from nodes.routing import (
     MAX_TASK_STEPS,
     route_after_intent,
@@ -10,7 +11,6 @@ from nodes.routing import (
     route_after_slots,
     route_after_tool,
 )
-from nodes.tasks import ScenarioSet
 from scenarios import SCENARIOS
 
 CATALOG = ScenarioSet(SCENARIOS)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scenarios.sales.tools import SALES_POLICY
+from security.sql_guard import UnsafeQueryError, check_query
 from tests.attack.corpus import lines
-from tools.sql_guard import UnsafeQueryError, check_query
 
 PAYLOADS = lines("sql.txt")
 HIDDEN = frozenset({"cost_cents"})

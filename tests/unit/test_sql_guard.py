@@ -5,8 +5,8 @@ from datetime import date
 import pytest
 
 from scenarios.sales.tools import SALES_POLICY, question_to_sql
-from tools.errors import UserFixableError
-from tools.sql_guard import UnsafeQueryError, check_query, with_row_limit
+from security.sql_guard import UnsafeQueryError, check_query, with_row_limit
+from tools.executor.errors import UserFixableError
 
 ALLOWED = [
     "SELECT product, SUM(amount_cents) AS total FROM sales WHERE month = ? GROUP BY product "

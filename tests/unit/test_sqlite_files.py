@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from graph.checkpoint.factory import sqlite_checkpointer
-from tools.db import SEED_USERS, Database
-from tools.jobs import SQLiteJobStore
-from tools.kv import SQLiteKV
-from tools.sqlite_files import _switch_to_wal, connect_wal
-from tools.stores import SQLiteIdempotencyStore
-from tools.transcript import SQLiteTranscriptStore
+from jobs.store import SQLiteJobStore
+from storage.db import SEED_USERS, Database
+from storage.kv import SQLiteKV
+from storage.sqlite_files import _switch_to_wal, connect_wal
+from storage.transcript import SQLiteTranscriptStore
+from tools.executor.stores import SQLiteIdempotencyStore
 
 OPENERS: dict[str, Callable[[Path], object]] = {
     "transcript": SQLiteTranscriptStore,

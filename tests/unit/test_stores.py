@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from tools.clock import FakeClock
-from tools.stores import MemoryIdempotencyStore, MemoryResultCache, SQLiteIdempotencyStore
+from config.clock import FakeClock
+from tools.executor.stores import MemoryIdempotencyStore, MemoryResultCache, SQLiteIdempotencyStore
 
 
 @pytest.fixture

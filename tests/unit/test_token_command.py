@@ -6,8 +6,8 @@ import typer
 from typer.testing import CliRunner
 
 from cli.token import token
-from tools.settings import Settings
-from tools.tokens import verify_token
+from config.settings import Settings
+from security.tokens import verify_token
 
 app = typer.Typer()
 app.command()(token)

@@ -8,8 +8,8 @@ from datetime import timedelta
 import jwt
 import pytest
 
-from tools.settings import SecretStr, Settings
-from tools.tokens import (
+from config.settings import SecretStr, Settings
+from security.tokens import (
     Identity,
     InvalidToken,
     issue_token,

@@ -7,18 +7,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nodes.tasks import ScenarioSet
-from nodes.text_match import normalize, sound_alike
-from nodes.understanding import (
+from contract.scenario import ScenarioSet
+from contract.text_match import normalize, sound_alike
+from scenarios import SCENARIOS
+from scenarios.appointment.understanding import extract as appointment_extract
+from scenarios.flights.understanding import extract as flights_extract
+from scenarios.transfer.understanding import extract as transfer_extract
+from tests.properties import examples
+from understanding.recognizer import (
     CONFIDENCE_THRESHOLD,
     RuleBasedUnderstanding,
     _Matcher,
     detect_language,
 )
-from scenarios import SCENARIOS
-from scenarios.appointment.understanding import extract as appointment_extract
-from scenarios.flights.understanding import extract as flights_extract
-from scenarios.transfer.understanding import extract as transfer_extract
 
 U = RuleBasedUnderstanding(ScenarioSet(SCENARIOS))
 
@@ -283,7 +284,7 @@ def _cue_pieces() -> list[str]:
     return sorted({*(c.text for c in cues), *(c.heard for c in cues)}) + list(" 的了吗?ab0")
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.sampled_from(_cue_pieces()), max_size=6), st.booleans())
 def test_only_cues_that_cannot_match_are_skipped(pieces: list[str], fuzzy: bool) -> None:
     # every cue a fresh matcher would count, or consume text for, is among the candidates

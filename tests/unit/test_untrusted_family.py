@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from security.untrusted import FLAG_PREFIX, looks_like_instruction, withhold_flagged
 from tests.attack.corpus import lines
 from tests.attack.truth import eval_texts, seeded_texts
-from tools.untrusted import FLAG_PREFIX, looks_like_instruction, withhold_flagged
 
 
 @pytest.mark.parametrize("text", lines("injection_family.txt"))

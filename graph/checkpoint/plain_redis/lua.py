@@ -21,7 +21,7 @@ from typing import Any
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
-from tools.redis_direct import AsyncDirect, Direct
+from storage.redis_direct import AsyncDirect, Direct
 
 PUT = """
 local ttl = tonumber(ARGV[1])
