@@ -24,7 +24,7 @@ from tools.registry.context import ToolContext
 
 READ_METHODS = frozenset({"get", "head"})
 METHODS = ("get", "post", "put", "patch", "delete", "head")
-_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
+_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool}
 
 
 def pack_from_openapi(
@@ -71,7 +71,7 @@ def _card(
     if not operation_id:
         msg = f"{method.upper()} {path}: an operation needs an operationId to become a tool"
         raise ValueError(msg)
-    fields: dict[str, Any] = {}
+    fields: dict[str, tuple[Any, Any]] = {}  # create_model's (type, field) pairs
     where: dict[str, str] = {}
     for parameter in operation.get("parameters") or []:
         location = parameter.get("in")

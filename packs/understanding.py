@@ -33,6 +33,7 @@ from typing import Any, Literal
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from state import SlotValues
 from tools.registry.cards import ToolCard
 from understanding.commands import (
     Cancel,
@@ -289,7 +290,7 @@ class PackCommandGenerator:
 
 def grounded(
     card: ToolCard, pairs: Sequence[tuple[str, str]], seen: str
-) -> tuple[dict[str, Any], dict[str, str]]:
+) -> tuple[SlotValues, dict[str, str]]:
     """Keep the values of ``card``'s parameters that ``seen`` or the card itself shows.
 
     A value is typed as the parameter is (a JSON list for a list, a number for a number);
@@ -298,7 +299,7 @@ def grounded(
     """
     fields = card.parameters.model_fields
     haystack = _norm(seen)
-    values: dict[str, Any] = {}
+    values: SlotValues = {}
     refused: dict[str, str] = {}
     for name, raw in pairs:
         info = fields.get(name)
