@@ -115,7 +115,7 @@ def parameters_model(fn: Callable[..., Any], *, model_name: str | None = None) -
     described = {
         p.arg_name: (p.description or "") for p in parse_docstring(fn.__doc__ or "").params
     }
-    fields: dict[str, tuple[Any, Any]] = {}  # create_model's (type, field) pairs
+    fields: dict[str, Any] = {}  # create_model's keyword arguments: (type, field) pairs
     for name, parameter in signature.parameters.items():
         if name in SKIPPED_PARAMETERS:
             continue

@@ -71,7 +71,7 @@ def _card(
     if not operation_id:
         msg = f"{method.upper()} {path}: an operation needs an operationId to become a tool"
         raise ValueError(msg)
-    fields: dict[str, tuple[Any, Any]] = {}  # create_model's (type, field) pairs
+    fields: dict[str, Any] = {}  # create_model's keyword arguments: (type, field) pairs
     where: dict[str, str] = {}
     for parameter in operation.get("parameters") or []:
         location = parameter.get("in")
