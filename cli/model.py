@@ -262,6 +262,19 @@ def serve(
     raise ModelError(f"llama-server not healthy after {wait_s:.0f} s; log: {log}")
 
 
+def _reaped(pid: int) -> bool:
+    """Whether ``pid`` is a child of this process that has exited (and is now reaped).
+
+    A server this process started stays a zombie after SIGTERM until it is waited for, and a
+    zombie still answers ``kill(pid, 0)``: without this, every stop waited its full timeout.
+    """
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return False  # not our child: ``kill(pid, 0)`` tells
+    return done == pid
+
+
 def stop(settings: Settings | None = None, *, wait_s: float = 10.0) -> bool:
     """Stop the server named in the pid file; return whether one was running."""
     pid = running_pid(settings)
@@ -270,6 +283,8 @@ def stop(settings: Settings | None = None, *, wait_s: float = 10.0) -> bool:
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
+        if _reaped(pid):
+            break
         try:
             os.kill(pid, 0)
         except ProcessLookupError:

@@ -33,7 +33,7 @@ MIN_ACCURACY = 0.75
 """Measured here: see the report in eval/README.md; the rules alone score lower on the set."""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # one server for the tier (the τ² smoke run shares it)
 def server():
     settings = Settings()
     path = local.model_path(settings)
