@@ -21,7 +21,7 @@ calls it, or one of ``EXTRA_ROUTES``; a tool with neither fails ``missing_routes
 
 from tests.failure_matrix.catalog import CARDS, CATALOG, EXTRA_ROUTES, Route, missing_routes, routes
 from tests.failure_matrix.check import Verdict, converse, run_row
-from tests.failure_matrix.faults import FAULTS, Fault, rows
+from tests.failure_matrix.faults import FAULTS, Fault, checked_rows, rows
 
 __all__ = [
     "CARDS",
@@ -36,4 +36,5 @@ __all__ = [
     "routes",
     "rows",
     "run_row",
+    "checked_rows",
 ]

@@ -19,9 +19,11 @@ from eval.backends import start_weather_server
 from graph.builder import build_graph
 from state import Context
 from tests.conftest import fast_executor, say
-from tests.failure_matrix import CARDS, FAULTS, missing_routes, rows, run_row
+from tests.failure_matrix import CARDS, FAULTS, checked_rows, missing_routes, rows, run_row
+from tests.failure_matrix.faults import FAULT_BY_NAME
 from tests.fakes.openai_server import Scripted
 from tests.helpers import default_registry, set_env
+from tests.properties import QUICK
 from tools.executor.failures import MEANINGS, said
 
 
@@ -34,6 +36,15 @@ def weather_url() -> Iterator[str]:
 
 def test_every_tool_of_every_scenario_has_a_conversation_that_reaches_it():
     assert missing_routes() == [], "add an eval case (or an EXTRA_ROUTES entry) that calls it"
+
+
+def test_make_checks_rows_still_reach_every_tool_and_every_class_in_both_languages():
+    def proven(chosen):
+        return {(FAULT_BY_NAME[n].expected(CARDS[t]), lang) for t, n, lang in chosen}
+
+    assert {t for t, _, _ in checked_rows()} == set(CARDS)
+    assert proven(checked_rows()) == proven(rows())
+    assert len(checked_rows()) < len(rows())
 
 
 def test_the_matrix_proves_every_class_in_both_languages():
@@ -51,7 +62,11 @@ def test_the_matrix_proves_every_class_in_both_languages():
         assert (outcome, "en") in proven, outcome
 
 
-@pytest.mark.parametrize(("tool", "fault", "language"), rows(), ids=lambda v: str(v))
+# make check runs the rows that prove each tool and each (class, language), and a third of the
+# rest (tests/properties.py's QUICK); make test and .ci/run run every row
+@pytest.mark.parametrize(
+    ("tool", "fault", "language"), checked_rows() if QUICK else rows(), ids=lambda v: str(v)
+)
 def test_a_failure_is_told_truthfully_and_the_next_turn_works(
     tool: str, fault: str, language: str, tmp_path: Path, weather_url: str
 ) -> None:
