@@ -93,17 +93,22 @@ class Bridge:
 
     def __init__(self) -> None:
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
-        self._answers: dict[str, queue.Queue[ToolMessage]] = {}
+        self._answers: dict[str, queue.Queue[ToolMessage | None]] = {}
         self._lock = threading.Lock()
+        self._closed = False
 
     def invoke(self, name: str, arguments: BaseModel) -> Any:
         """Send one call out and wait for τ²'s answer (called in the executor's thread)."""
         call_id = f"call_{uuid.uuid4().hex[:12]}"
-        answer: queue.Queue[ToolMessage] = queue.Queue(maxsize=1)
+        answer: queue.Queue[ToolMessage | None] = queue.Queue(maxsize=1)
         with self._lock:
+            if self._closed:
+                raise GraphStopped("the conversation has ended; the call was not sent")
             self._answers[call_id] = answer
         self.events.put(("call", ToolCall(id=call_id, name=name, arguments=_json(arguments))))
         message = answer.get(timeout=TURN_TIMEOUT_S)
+        if message is None:
+            raise GraphStopped("the conversation ended before the call was answered")
         content = message.content or ""
         if message.error:
             raise UserFixableError(content.removeprefix("Error: ").strip() or "failed")
@@ -120,6 +125,19 @@ class Bridge:
             msg = f"no call {message.id} is waiting for an answer"
             raise GraphStopped(msg)
         waiting.put(message)
+
+    def close(self) -> None:
+        """The conversation has ended: release every call still waiting, refuse new ones.
+
+        τ²'s orchestrator may stop (its step limit, the user's stop) while a call it was sent
+        waits for an answer that will never come. Left waiting, the executor's worker thread
+        would hold the interpreter's exit for ``TURN_TIMEOUT_S`` (15 min of idle CI).
+        """
+        with self._lock:
+            self._closed = True
+            waiting, self._answers = list(self._answers.values()), {}
+        for answer in waiting:
+            answer.put(None)
 
 
 @dataclass
@@ -222,7 +240,8 @@ class ReachAgent(LLMAgent):
         return reply, state
 
     def stop(self, message: Any = None, state: Any = None) -> None:
-        """Let the worker go; the audit writer drains."""
+        """Release a call still waiting for τ², let the worker go; the audit writer drains."""
+        self.bridge.close()
         if self._worker is not None:
             self._worker.join(timeout=5)
         self.audit.close()

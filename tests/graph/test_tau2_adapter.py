@@ -137,3 +137,37 @@ def test_the_primed_user_opens_with_the_tasks_reason_then_the_simulator_speaks(o
     assert said.content == "It is the bigger bottle I want."
     sent = openai_server.requests[0]["messages"]
     assert sent[-2]["content"] == first  # the simulator sees its opening as its own words
+
+
+def test_a_call_left_unanswered_when_the_conversation_stops_is_released(openai_server):
+    """τ² may stop (its step limit) while a call it was sent waits for an answer.
+
+    The executor's worker thread waited ``TURN_TIMEOUT_S`` for it and held the interpreter's
+    exit that long: 15 idle minutes at the end of CI's real-model tier.
+    """
+    from tau2.data_model.message import UserMessage  # noqa: PLC0415 - after the skip
+    from tau2.domains.mock.environment import get_environment  # noqa: PLC0415
+
+    from bench.tau2.agent import GraphStopped, ReachAgent  # noqa: PLC0415
+
+    read = {"commands": [{"kind": "start", "tool": "get_users", "arguments": []}]}
+    openai_server.match(lambda body: Scripted(content=json.dumps(read)))
+    environment = get_environment()
+    endpoint = Endpoint("fake-model", openai_server.base_url, "test")
+    agent = ReachAgent(
+        tools=environment.get_tools(),
+        domain_policy=environment.get_policy(),
+        llm=endpoint.litellm_name,
+        llm_args=endpoint.llm_args(),
+    )
+    state = agent.get_init_state()
+    sent, state = agent.generate_next_message(
+        UserMessage(role="user", content="Who are the users?"), state
+    )
+    assert [c.name for c in sent.tool_calls or []] == ["get_users"]  # out to τ², unanswered
+    worker = agent._worker
+    assert worker is not None and worker.is_alive()
+    agent.stop()  # what τ²'s orchestrator calls when the simulation ends
+    assert not worker.is_alive()  # the turn finished: no thread waits on τ² any more
+    with pytest.raises(GraphStopped):
+        agent.bridge.invoke("get_users", type(sent)(role="assistant", content="x"))
