@@ -49,8 +49,8 @@ def summary_of(card: ToolCard, data: Any) -> str:
         return ""
     try:
         return str(card.summarize(data))
-    except Exception:  # the backend's data is not what the card expects: still only data
-        _log.exception("summary of %s failed", card.name)
+    except Exception as error:  # the backend's data is not what the card expects: still data
+        _log.warning("summary of %s left empty: its data lacks %r", card.name, error)
         return ""
 
 
