@@ -21,7 +21,7 @@ DEFAULT_GRACE_S = 60.0
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config: pytest.Config) -> None:
+def pytest_unconfigure() -> None:
     """Arm the watchdog as the last thing pytest does; the exit disarms it by ending."""
     grace = float(os.environ.get("REACH_TEST_EXIT_GRACE_S", DEFAULT_GRACE_S))
     if grace <= 0:

@@ -145,6 +145,7 @@ def test_a_call_left_unanswered_when_the_conversation_stops_is_released(openai_s
     The executor's worker thread waited ``TURN_TIMEOUT_S`` for it and held the interpreter's
     exit that long: 15 idle minutes at the end of CI's real-model tier.
     """
+    from pydantic import BaseModel  # noqa: PLC0415
     from tau2.data_model.message import UserMessage  # noqa: PLC0415 - after the skip
     from tau2.domains.mock.environment import get_environment  # noqa: PLC0415
 
@@ -170,4 +171,4 @@ def test_a_call_left_unanswered_when_the_conversation_stops_is_released(openai_s
     agent.stop()  # what τ²'s orchestrator calls when the simulation ends
     assert not worker.is_alive()  # the turn finished: no thread waits on τ² any more
     with pytest.raises(GraphStopped):
-        agent.bridge.invoke("get_users", type(sent)(role="assistant", content="x"))
+        agent.bridge.invoke("get_users", type("NoArguments", (BaseModel,), {})())  # refused

@@ -50,7 +50,7 @@ def summary_of(card: ToolCard, data: Any) -> str:
     try:
         return str(card.summarize(data))
     except Exception as error:  # the backend's data is not what the card expects: still data
-        _log.warning("summary of %s left empty: its data lacks %r", card.name, error)
+        _log.warning("summary of %s left empty: %s: %s", card.name, type(error).__name__, error)
         return ""
 
 
