@@ -8,9 +8,10 @@ runs on a read-only connection, with parameters and a row limit.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, TypedDict, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,6 +58,8 @@ class SqlPlan:
     """``amount_cents`` or ``quantity``."""
     shape: str
     """``top``, ``bottom`` or ``total``."""
+    product: str | None = None
+    """The one product the question names, if any: a total is then that product's."""
 
 
 def _month_of(text: str, now: date) -> str:
@@ -82,8 +85,19 @@ def _month_of(text: str, now: date) -> str:
     return f"{year:04d}-{month:02d}"  # 上月 / last month, and the default
 
 
-def question_to_sql(text: str, now: date) -> SqlPlan:
-    """Turn a sales question into parameterized SQL, or raise ``UserFixableError``."""
+def named_product(text: str, products: Sequence[str]) -> str | None:
+    """The product a question names ("麻辣香锅卖了多少"), if it names exactly one."""
+    lowered = text.lower()
+    named = {p for p in products if p and p.lower() in lowered}
+    return next(iter(named)) if len(named) == 1 else None
+
+
+def question_to_sql(text: str, now: date, products: Sequence[str] = ()) -> SqlPlan:
+    """Turn a sales question into parameterized SQL, or raise ``UserFixableError``.
+
+    ``products`` are the products sold: a question naming one of them and asking how much
+    ("2024年5月麻辣香锅卖了多少钱") is answered with that product's total, not the month's.
+    """
     lowered = text.lower()
     month = _month_of(text, now)
     metric = (
@@ -102,6 +116,13 @@ def question_to_sql(text: str, now: date) -> SqlPlan:
     else:
         msg = "I can answer which product sold most or least, and total sales, by month"
         raise UserFixableError(msg, details={"reason": "unsupported_question"})
+    product = named_product(text, products)
+    if shape == "total" and product is not None:
+        sql = (
+            f"SELECT product, SUM({metric}) AS total FROM sales WHERE month = ? AND product = ? "
+            "GROUP BY product"
+        )
+        return SqlPlan(sql, (month, product), month, metric, shape, product)
     if shape == "total":
         sql = f"SELECT SUM({metric}) AS total FROM sales WHERE month = ?"
         return SqlPlan(sql, (month,), month, metric, shape)
@@ -147,12 +168,16 @@ class SalesReport(TypedDict):
     metric: str
     shape: str
     rows: list[SalesRow]
+    product: NotRequired[str | None]
+    """The product a total is for; absent or ``None``: the whole month's."""
 
 
 def query_sales_report(args: SalesQuestion, ctx: ToolContext) -> SalesReport:
     """Answer a sales question from the sales table."""
-    plan = question_to_sql(args.question, ctx.today())
-    rows = cast("list[SalesRow]", run_checked_query(ctx.database(), plan.sql, plan.params))
+    db = ctx.database()
+    sold = run_checked_query(db, "SELECT DISTINCT product FROM sales", ())
+    plan = question_to_sql(args.question, ctx.today(), [str(r["product"]) for r in sold])
+    rows = cast("list[SalesRow]", run_checked_query(db, plan.sql, plan.params))
     return {
         "question": args.question,
         "sql": plan.sql,
@@ -161,6 +186,7 @@ def query_sales_report(args: SalesQuestion, ctx: ToolContext) -> SalesReport:
         "metric": plan.metric,
         "shape": plan.shape,
         "rows": rows,
+        "product": plan.product,
     }
 
 

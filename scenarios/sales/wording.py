@@ -32,6 +32,10 @@ WORDING: Wording = {
         "zh": "{month}总{metric}为 {value}。",
         "en": "Total {metric} in {month}: {value}.",
     },
+    "sales_product_total": {
+        "zh": "{month}「{product}」的{metric}为 {value}。",
+        "en": "{product}'s {metric} in {month}: {value}.",
+    },
     "sales_no_data": {
         "zh": "{month}没有销售数据。",
         "en": "There are no sales figures for {month}.",
@@ -79,6 +83,14 @@ def describe_sales(result: ToolResult, state: AgentState, speaker: Speaker) -> s
     month = month_label(data["month"], speaker.language)
     if not rows or rows[0].get("total") is None:
         return speaker.say("sales_no_data", month=month)
+    if data["shape"] == "total" and data.get("product"):
+        return speaker.say(
+            "sales_product_total",
+            month=month,
+            metric=metric,
+            product=data.get("product"),
+            value=value(rows[0]),
+        )
     if data["shape"] == "total":
         return speaker.say("sales_total", month=month, metric=metric, value=value(rows[0]))
     if len(rows) > 1:

@@ -144,6 +144,18 @@ def test_sales_in_english_and_by_units(make_app, db, july_2024):
     assert f"{expected['total']} units" in out["messages"][-1].content
 
 
+def test_a_named_products_total_is_that_products(make_app, db, july_2024):
+    # answering the month's total here said something true, but not what was asked
+    expected = db.query(
+        "SELECT SUM(amount_cents) AS total FROM sales WHERE month = '2024-05' "
+        "AND product = '麻辣香锅'"
+    )[0]["total"]
+    out = say(make_app(), "2024年5月麻辣香锅卖了多少钱", context=ANALYST)
+    reply = out["messages"][-1].content
+    assert reply == f"2024年5月「麻辣香锅」的销售额为 {expected / 100:,.2f} 元。"
+    assert out["tool_results"][-1]["data"]["params"] == ["2024-05", "麻辣香锅"]
+
+
 def test_customers_may_not_read_sales(make_app, july_2024):
     out = say(make_app(), "上月销售额最高的产品", context=ALICE)
     assert out["tool_results"][-1]["error_type"] == "permission_denied"

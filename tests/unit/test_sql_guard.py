@@ -13,6 +13,9 @@ ALLOWED = [
     "ORDER BY total DESC LIMIT 1",
     "SELECT SUM(quantity) AS total FROM sales WHERE month = ?",
     "SELECT product, COUNT(sale_id) AS n FROM sales GROUP BY product",
+    # AND / OR in a condition (sqlglot 30 made them functions: they were refused)
+    "SELECT SUM(quantity) AS total FROM sales WHERE month = ? AND product = ?",
+    "SELECT product FROM sales WHERE month = ? OR (day > 3 AND quantity < 2)",
 ]
 
 REFUSED = {
@@ -94,3 +97,22 @@ def test_a_question_the_rules_cannot_answer_is_user_fixable():
 def test_a_month_without_a_year_and_how_much(question, month, metric, shape):
     plan = question_to_sql(question, date(2024, 7, 15))
     assert (plan.month, plan.metric, plan.shape) == (month, metric, shape)
+
+
+@pytest.mark.parametrize(
+    ("question", "product", "metric"),
+    [
+        ("2024年5月麻辣香锅卖了多少钱", "麻辣香锅", "amount_cents"),
+        ("上个月酸菜鱼卖了多少件", "酸菜鱼", "quantity"),
+        ("how much did 蓝牙耳机 sell in May", "蓝牙耳机", "amount_cents"),
+    ],
+)
+def test_a_total_for_a_named_product_is_that_products(question, product, metric):
+    products = ["黄焖鸡米饭", "麻辣香锅", "酸菜鱼", "蓝牙耳机"]
+    plan = question_to_sql(question, date(2024, 7, 15), products)
+    assert (plan.shape, plan.metric, plan.product) == ("total", metric, product)
+    assert plan.params[1] == product and product not in plan.sql  # a parameter, not spliced
+    check_query(plan.sql, SALES_POLICY)
+    # two products named, or none: the month's total, as before
+    both = question_to_sql("5月麻辣香锅和酸菜鱼一共卖了多少", date(2024, 7, 15), products)
+    assert both.product is None and len(both.params) == 1
