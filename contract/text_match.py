@@ -103,6 +103,9 @@ def sound_alike(text: str) -> str:
 # --- Negation ---------------------------------------------------------------------------
 _CLAUSE_BREAK = re.compile(r"[,，。.!！?？;；:：、\n]|\bbut\b|\bjust\b|但是|只是|就是|只要")
 _ZH_NEGATOR = re.compile(r"不需要|不用|不要|不必|无需|不想|不是|先别|别|不")
+_NOT_NEGATORS = re.compile(r"[分区特识类个差告级性派辨鉴]别|别[人的处]|不[错少过久断仅同管]")
+"""Words that hold 别 or 不 and deny nothing: "分别啥情况" asks about each order, "不过"
+is "but"; each is blanked (same length) before the negators are looked for."""
 _EN_NEGATORS = frozenset({"dont", "no", "not", "never", "without", "stop"})
 ZH_SCOPE, EN_SCOPE = 3, 3
 """How far (characters, words) a negator reaches forward to the cue it negates."""
@@ -122,6 +125,7 @@ def negated(text: str, start: int) -> bool:
     breaks = list(_CLAUSE_BREAK.finditer(clause))
     if breaks:
         clause = clause[breaks[-1].end() :]
+    clause = _NOT_NEGATORS.sub(lambda m: "_" * len(m.group()), clause)
     for match in _ZH_NEGATOR.finditer(clause):
         if len(clause) - match.end() > ZH_SCOPE:
             continue

@@ -49,6 +49,22 @@ CRITIQUE_DECISIONS = {
 is nothing the user can fix by answering, and a person can ask better than a template."""
 
 
+def _asks_its_own_question(services: Services, text: str, command: Any, waiting: Any) -> bool:
+    """The message cues one task only and gives it nothing: asking for its slots is safe.
+
+    Nothing runs on such a guess: the task asks for what it needs, and a write still waits
+    for its confirmation. With a task already waiting, the guess could take the answer
+    from it, so the menu is asked instead.
+    """
+    intent = getattr(command, "intent", None)
+    task = services.catalog.task(intent) if isinstance(intent, str) else None
+    if waiting is not None or task is None or not task.required_slots:
+        return False
+    if getattr(command, "slots", None) or getattr(command, "invalid", None):
+        return False
+    return services.rule_commands.classify(text).candidates == (intent,)
+
+
 def _after_tool_failure(
     services: Services,
     state: AgentState,
@@ -116,9 +132,7 @@ def _critique(
     )
 
 
-def _refine_intent(
-    services: Services, state: AgentState, runtime: Runtime[Context]
-) -> StateUpdate:
+def _refine_intent(services: Services, state: AgentState, runtime: Runtime[Context]) -> StateUpdate:
     """Look again with the rules alone: the turn's one model call, if any, is spent already."""
     context = context_of(runtime)  # intake tokens reveal for extraction, in memory only
     text = revealed(message_text(latest_user_message(state)), context.user_id, services.database)
@@ -142,6 +156,11 @@ def _refine_intent(
         if resolved:
             refined_intent, confidence = str(pending), threshold
             evidence.append("answers an offered choice")
+    if not resolved and _asks_its_own_question(services, text, command, view.waiting):
+        # "查订单": one task cued, none of its slots given; its question ("哪个订单？", with
+        # the user's own orders listed) clarifies better than the menu of every task
+        resolved = True
+        evidence.append("one task cued; its question clarifies")
     decision = "continue" if resolved else "clarify"
     candidates = list(getattr(command, "candidates", ()) or ())
     note = protocol_message(

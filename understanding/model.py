@@ -62,7 +62,7 @@ from understanding.generator import CommandGenerator
 from understanding.model_prompt import TaskOption, implied_task, situation, task_options
 from understanding.model_recognizer import describe_error
 from understanding.recognizer import IntentResult
-from understanding.reconcile import Placed, Proposal, on_stack, place, split_values
+from understanding.reconcile import Placed, Proposal, left_out, on_stack, place, split_values
 from understanding.rules import OFFER_TAKEN, RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 
@@ -274,6 +274,7 @@ class ModelCommandGenerator:
             if command is not None:
                 others.append((order, command))
         placed = place(proposals, view, rules, sensitive=self._sensitive)
+        placed.extend(left_out(placed, rules, threshold=self.threshold))
         rules_starts = {c.intent for c in rules.commands if isinstance(c, Start)}
         tasks = [
             (item.order, self._command(item, logprobs, classified, rules_starts)) for item in placed

@@ -17,7 +17,7 @@ is a fact of the task stack, not of the model's reading, so it is derived here:
   task's; one nobody uses starts the same task again (the rules do the same for "OD-1 和
   OD-2" answering "which order?");
 - what the rules heard for a task the model started and the model left out is kept (a
-  second order number it skipped).
+  second order number it skipped), and so is a request of several the model dropped whole.
 
 Only the kind and the grouping change here: every value was already checked against the
 message by the model generator, and the engine and the executor still decide what runs.
@@ -81,6 +81,48 @@ def split_values(pairs: Sequence[tuple[str, str]]) -> list[list[tuple[str, str]]
     ]
 
 
+def merge_agreeing(proposals: Sequence[Proposal]) -> list[Proposal]:
+    """Join starts of one task that agree on every slot both name into the first of them.
+
+    The local model sometimes says one request twice, the second time with more of it
+    ("book me a flight … on june 21" came back as a start without the date and a start with
+    it); two starts that disagree on a slot (two cities, two orders) stay two tasks.
+    """
+    out: list[Proposal] = []
+    for proposal in proposals:
+        same = next(
+            (
+                i
+                for i, kept in enumerate(out)
+                if proposal.kind == kept.kind == "start"
+                and kept.intent == proposal.intent
+                and _agree(kept.values, proposal.values)
+            ),
+            None,
+        )
+        if same is None:
+            out.append(proposal)
+            continue
+        kept = out[same]
+        out[same] = Proposal(
+            kept.order,
+            "start",
+            kept.intent,
+            {**proposal.values, **kept.values},
+            {**proposal.refused, **kept.refused},
+        )
+    return out
+
+
+def _agree(one: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """No slot named by both has two values (letter case aside: "Shanghai", "shanghai")."""
+    return all(
+        str(one[name]).casefold() == str(value).casefold()
+        for name, value in other.items()
+        if name in one
+    )
+
+
 def role_of(view: DialogueView, intent: str) -> Role:
     """Where ``intent`` stands on the task stack."""
     if view.pending is not None and view.pending.intent == intent:
@@ -111,7 +153,7 @@ def place(
     """Give each proposal the kind its task's place on the stack says; see the module."""
     placed: list[Placed] = []
     held: dict[str, list[Proposal]] = {}
-    for proposal in proposals:
+    for proposal in merge_agreeing(proposals):
         role = role_of(view, proposal.intent)
         if role == "new" or (role == "last" and proposal.kind == "start"):
             placed.append(_start(proposal))
@@ -212,7 +254,8 @@ def _with_what_rules_heard(placed: list[Placed], rules: Reading) -> list[Placed]
     """Starts keep what the rules heard and the model left out; entities it skipped are added.
 
     A rules' start of a task the model also started is matched to the model's start that
-    agrees with it on every slot both name; its other slots fill the model's gaps. One that
+    agrees with it on every slot both name (letter case aside); its other slots fill the
+    model's gaps, and a value the model gave wrong (refused) and the rules heard is theirs. One that
     matches none (a second order number the model did not copy) is added after the last.
     """
     starts = [c for c in rules.commands if isinstance(c, Start)]
@@ -229,7 +272,7 @@ def _with_what_rules_heard(placed: list[Placed], rules: Reading) -> list[Placed]
                 if p.kind == "start"
                 and p.intent == rule.intent
                 and not p.from_rules
-                and all(p.values[k] == v for k, v in rule.slots.items() if k in p.values)
+                and _agree(p.values, rule.slots)
             ),
             None,
         )
@@ -242,7 +285,8 @@ def _with_what_rules_heard(placed: list[Placed], rules: Reading) -> list[Placed]
             item.kind,
             item.intent,
             {**rule.slots, **item.values},
-            item.refused,
+            # a value of the model's refused, and heard right by the rules, is not refused
+            {k: v for k, v in item.refused.items() if k not in rule.slots},
             item.follows_up,
             from_rules=True,
         )
@@ -252,4 +296,33 @@ def _with_what_rules_heard(placed: list[Placed], rules: Reading) -> list[Placed]
     return out
 
 
-__all__ = ["Placed", "Proposal", "on_stack", "place", "role_of", "split_values"]
+def left_out(placed: Sequence[Placed], rules: Reading, *, threshold: float) -> list[Placed]:
+    """Requests of a several-request message the rules are sure of and the model dropped.
+
+    Measured on the local model: "查下 OD-…，然后给我约个20号的儿科" came back as the order
+    check alone, one run in two. The rules split the message into its requests; one they are
+    sure of (``threshold``) whose task the model did not name at all is kept, after the
+    model's. A one-request message is the model's to read.
+    """
+    starts = [c for c in rules.commands if isinstance(c, Start)]
+    if len(starts) < 2 or not any(p.kind == "start" for p in placed):
+        return []
+    named = {p.intent for p in placed}
+    last = max(p.order for p in placed)
+    return [
+        Placed(last + 1 + i, "start", start.intent, dict(start.slots), from_rules=True)
+        for i, start in enumerate(starts)
+        if start.intent not in named and start.confidence >= threshold
+    ]
+
+
+__all__ = [
+    "Placed",
+    "left_out",
+    "Proposal",
+    "merge_agreeing",
+    "on_stack",
+    "place",
+    "role_of",
+    "split_values",
+]

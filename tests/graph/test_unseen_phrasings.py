@@ -1,6 +1,7 @@
 """What trying phrasings nobody wrote rules for found (issue 27's last check), kept fixed.
 
-Each case failed before its fix, with the business database as the judge: a correction at
+Each case failed before its fix, with the business database as the judge (the second round,
+stop 35, is at the end): a correction at
 the appointment's confirmation ("不是20号，21号") was not read and the 20th was booked; a
 yes to the one other day offered asked for the day again; a transfer's account number alone
 switched the conversation to English; a name said as its own clause before the ID number was
@@ -88,3 +89,37 @@ def test_weather_for_another_day_says_only_the_weather_now_is_known(talk, text, 
 def test_weather_today_says_nothing_of_a_forecast(talk):
     t = talk()("北京今天天气怎么样")
     assert "北京现在晴" in t.replies and "预报" not in t.replies
+
+
+# ---- second round (stop 35): 32 new phrasings, 4 failed in rules mode, each fixed here ----
+
+
+def test_two_orders_asked_about_each_are_both_answered(talk):
+    # "分别" (each) held 别 (don't): the whole request was read as a denial
+    t = talk()("OD-20240618-001 和 OD-20240618-002 分别啥情况")
+    assert "OD-20240618-001" in t.replies and "OD-20240618-002" in t.replies
+    assert "配送中" in t.replies and "已送达" in t.replies
+
+
+def test_a_corrected_order_number_in_the_same_message_is_the_only_one_read(talk):
+    t = talk()("帮我查下OD-20240618-001，不对，是OD-20240618-002")
+    assert "OD-20240618-002" in t.replies and "OD-20240618-001" not in t.replies
+
+
+def test_a_bare_check_order_asks_which_order_and_the_answer_is_read(talk):
+    # below the threshold, one task cued and nothing given: its own question, not the menu
+    t = talk()("查订单")
+    assert "订单号" in t.replies and "OD-20240618-001（黄焖鸡米饭" in t.replies
+    assert "我可以帮您" not in t.replies
+    t("OD-20240618-002")
+    assert "OD-20240618-002（麻辣香锅）已送达" in t.replies
+
+
+def test_a_guess_never_takes_the_place_of_a_waiting_task(talk):
+    t = talk()("转账给ACC-2001")
+    assert "还需要：转账金额" in t.replies
+    t("看看订单")  # one task cued, but the transfer waits: its question again, no guess
+    assert "还需要：转账金额" in t.replies and "订单号" not in t.replies
+    t("500")
+    assert "还需要：6 位支付密码" in t.replies  # the transfer goes on where it was
+    assert t.rows("SELECT * FROM transfers") == []

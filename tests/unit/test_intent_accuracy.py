@@ -154,3 +154,23 @@ def test_negation_scope():
     assert not negated(text, text.index("退款"))
     text = normalize("why hasn't my order arrived")
     assert not negated(text, text.index("arrive"))
+
+
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("OD-20240618-001 和 OD-20240618-002 分别啥情况", "啥情况"),  # each, not "don't"
+        ("特别想知道订单到哪了", "到哪"),
+        ("不过订单到哪了", "到哪"),
+    ],
+)
+def test_a_word_holding_a_negator_negates_nothing(text, cue):
+    norm = normalize(text)
+    assert not negated(norm, norm.index(cue))
+
+
+def test_two_orders_asked_about_each_are_read():
+    assert U.classify("OD-20240618-001 和 OD-20240618-002 分别啥情况").intent == (
+        "CHECK_ORDER_STATUS"
+    )
+    assert U.classify("别查订单了").intent != "CHECK_ORDER_STATUS"  # a real 别 still denies

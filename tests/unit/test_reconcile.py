@@ -134,3 +134,55 @@ def test_a_start_keeps_what_the_rules_heard_and_the_model_left_out():
     rules = Reading((Start(intent="QUERY_WEATHER", slots={"city": "北京", "date": "明天"}),), "zh")
     out = placed([Proposal(0, "start", "QUERY_WEATHER", {"city": "北京"})], rules=rules)
     assert out == [("start", "QUERY_WEATHER", {"city": "北京", "date": "明天"}, False)]
+
+
+def test_one_request_said_twice_by_the_model_is_one_task_with_all_it_gave():
+    # measured on the local model: the date only in the second of two starts of one booking
+    first = {"origin": "Shanghai", "destination": "Beijing", "passenger_name": "Zhang San"}
+    second = {"origin": "shanghai", "destination": "beijing", "departure_date": "2024-06-21"}
+    out = placed(
+        [Proposal(0, "start", "BOOK_FLIGHT", first), Proposal(1, "start", "BOOK_FLIGHT", second)]
+    )
+    assert out == [
+        ("start", "BOOK_FLIGHT", {**first, "departure_date": "2024-06-21"}, False),
+    ]
+
+
+def test_starts_that_disagree_on_a_slot_stay_two_tasks():
+    out = placed(
+        [
+            Proposal(0, "start", "QUERY_WEATHER", {"city": "北京"}),
+            Proposal(1, "start", "QUERY_WEATHER", {"city": "上海", "date": "2024-06-19"}),
+        ]
+    )
+    assert [values["city"] for _, _, values, _ in out] == ["北京", "上海"]
+
+
+def test_the_rules_start_joins_the_models_whatever_the_letter_case_and_fixes_its_refusal():
+    # measured: the model wrote the year wrong (refused) and "Shanghai" where the rules
+    # heard "shanghai"; the rules' start was added as a second booking without its date
+    model = Proposal(
+        0,
+        "start",
+        "BOOK_FLIGHT",
+        {"origin": "Shanghai", "destination": "Beijing"},
+        refused={"departure_date": "2023-06-21"},
+    )
+    rules = Reading(
+        (
+            Start(
+                intent="BOOK_FLIGHT",
+                slots={"origin": "shanghai", "departure_date": "2024-06-21"},
+                confidence=0.9,
+            ),
+        ),
+        "en",
+    )
+    out = place([model], IDLE, rules, sensitive={})
+    assert [(p.kind, dict(p.values), dict(p.refused)) for p in out] == [
+        (
+            "start",
+            {"origin": "Shanghai", "destination": "Beijing", "departure_date": "2024-06-21"},
+            {},
+        )
+    ]
