@@ -158,17 +158,30 @@ def typo_distance(a: str, b: str, limit: int) -> int:
     return previous[-1]
 
 
+def openings(word: str) -> set[str]:
+    """The first two letters of the cues ``word`` may be a typo of.
+
+    A typo keeps a word's first two letters, or adds one letter between them ("wheather"
+    for "weather", "whhere"): the second form drops the second letter.
+    """
+    found = {word[:2]}
+    if len(word) >= 5:
+        found.add(word[0] + word[2])
+    return found
+
+
 def close_word(cue: str, words: list[str]) -> bool:
     """Say whether some word is a typo of the one-word Latin ``cue`` (five letters or more).
 
-    One edit for cues up to seven letters, two beyond; the first two letters must agree, so
-    "older" is not "order" and "wife" is not "wire" (four-letter cues are never fuzzy).
+    One edit for cues up to seven letters, two beyond; the first two letters must agree, or
+    a letter was added between them (``openings``), so "older" is not "order" and "wife" is
+    not "wire" (four-letter cues are never fuzzy).
     """
     if len(cue) < 5 or not cue.isascii() or not cue.isalpha():
         return False
     limit = 1 if len(cue) <= 7 else 2
     for word in words:
-        if word == cue or len(word) < 4 or word[:2] != cue[:2]:
+        if word == cue or len(word) < 4 or cue[:2] not in openings(word):
             continue
         if typo_distance(word, cue, limit) <= limit:
             return True

@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Literal, Protocol
 
 from contract.scenario import UNKNOWN, ScenarioSet, SlotResult
-from contract.text_match import close_word, negated, normalize, sound_alike
+from contract.text_match import close_word, negated, normalize, openings, sound_alike
 
 Language = Literal["zh", "en"]
 CONFIDENCE_THRESHOLD = 0.6
@@ -281,7 +281,7 @@ class _CueTable:
                 for heard, group, index in self.heard_by_first.get(char, ()):
                     if heard in sound:
                         found.setdefault(group, set()).add(index)
-            for opening in {word[:2] for word in words}:
+            for opening in {o for word in words for o in openings(word)}:
                 for group, index in self.by_opening.get(opening, ()):
                     found.setdefault(group, set()).add(index)
         return {group: sorted(indexes) for group, indexes in found.items()}
@@ -335,8 +335,9 @@ class _Matcher:
 
     def __init__(self, normal: str, sound: str, words: list[str], fuzzy: float) -> None:
         self.normal, self.sound, self.words, self.fuzzy = normal, sound, words, fuzzy
-        self.openings = {word[:2] for word in words}
-        """A typo keeps a word's first two letters (``close_word``): other cues need no look."""
+        self.openings = {o for word in words for o in openings(word)}
+        """A typo keeps a word's first two letters (``close_word``, ``openings``): other cues
+        need no look."""
 
     def match(self, cue: _Cue, evidence: list[str]) -> float:
         """Return what ``cue`` adds: its weight, nothing when negated, less for a typo."""

@@ -229,8 +229,7 @@ class RuleCommandGenerator:
                 >= 2
             ):
                 return several
-        # one clause: its reading is the message's, already made (a third of the rules' time);
-        # a group of several clauses carries the reading of the clause that named its task
+        # one clause: its reading is the message's, made already (a group's is its lead's)
         single = len(groups) == 1 and groups[0][0] == text and len(clauses(text)) < 2
         known = groups[0][1] if single else None
         return self._single(text, view, known)
@@ -294,20 +293,25 @@ class RuleCommandGenerator:
         return bool(gives - group.held)
 
     def _names_task(self, result: IntentResult, part: str | None = None) -> bool:
-        """The clause asks for a task of its own: sure of it, or cued and complete.
+        """The clause asks for a task of its own: sure of it, or cued (or sure) and complete.
 
         "查订单 OD-…" is a weak cue (查) with all the task needs: a request, even if a
-        clause about the weather follows.
+        clause about the weather follows; so is "book me pediatrics on the 20th", sure of the
+        task from its values alone, which are all it needs.
         """
         if result.intent == UNKNOWN:
             return False
-        if result.confidence >= self.threshold:
-            return result.cued or result.confidence >= NAMES_A_TASK
-        return part is not None and self._complete(result, part)
+        if result.confidence >= self.threshold and (
+            result.cued or result.confidence >= NAMES_A_TASK
+        ):
+            return True
+        sure = result.confidence >= self.threshold  # "book me pediatrics on the 20th"
+        return part is not None and self._complete(result, part, cued=result.cued or sure)
 
-    def _complete(self, result: IntentResult, part: str) -> bool:
+    def _complete(self, result: IntentResult, part: str, *, cued: bool | None = None) -> bool:
         spec = self.catalog.task(result.intent)
-        if spec is None or not result.cued or not spec.required_slots:
+        cued = result.cued if cued is None else cued
+        if spec is None or not cued or not spec.required_slots:
             return False
         if result.confidence < self.threshold - COMPLETE_MARGIN:
             return False
@@ -324,7 +328,7 @@ class RuleCommandGenerator:
         for part, result in groups:
             if self._names_task(result, part) and result.confidence < self.threshold:
                 result = replace(result, confidence=self.threshold)  # cued and complete
-            if not self._names_task(result):
+            if not self._names_task(result, part):
                 if waiting is not None and not answered:
                     found = self.slots_for(part, waiting.intent, waiting)
                     if found.slots or found.invalid or found.several:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from datetime import date
 
@@ -129,11 +130,13 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     if asks_for_notification(text):  # "订好了通知我": a text message once it is booked
         slots["notify"] = "sms"
     if number:
-        problem = id_card_problem(number.group(1))
+        # full-width digits ("１１０１…", a phone's Chinese keyboard) are the same number
+        typed = unicodedata.normalize("NFKC", number.group(1)).upper()
+        problem = id_card_problem(typed)
         if problem:
-            invalid["passenger_id"] = f"{mask_id_card(number.group(1))}: {problem}"
+            invalid["passenger_id"] = f"{mask_id_card(typed)}: {problem}"
         else:
-            slots["passenger_id"] = number.group(1).upper()
+            slots["passenger_id"] = typed
     return SlotResult(slots=slots, invalid=invalid)
 
 

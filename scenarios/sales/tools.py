@@ -102,7 +102,11 @@ def question_to_sql(text: str, now: date, products: Sequence[str] = ()) -> SqlPl
     month = _month_of(text, now)
     metric = (
         "quantity"
-        if re.search(r"销量|件数|卖了多少件|卖出多少|quantity|units|how many", lowered)
+        if re.search(
+            r"销量|件数|卖了多少件|卖出多少|(?:多少|几)(?:份|件|单)|卖了几个"
+            r"|quantity|units|how many",
+            lowered,
+        )
         else "amount_cents"
     )
     top_n = re.search(r"前\s*(\d{1,2})|top\s*(\d{1,2})", lowered)
@@ -111,7 +115,9 @@ def question_to_sql(text: str, now: date, products: Sequence[str] = ()) -> SqlPl
         shape, order = "bottom", "ASC"
     elif top_n or re.search(r"最高|最多|最好|最畅销|卖得最|best|top|highest|most", lowered):
         shape, order = "top", "DESC"
-    elif re.search(r"总|合计|一共|多少|total|overall|how much|how many", lowered):
+    elif re.search(
+        r"总|合计|一共|多少|几(?:份|件|单)|卖了几个|total|overall|how much|how many", lowered
+    ):
         shape, order = "total", ""
     else:
         msg = "I can answer which product sold most or least, and total sales, by month"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from contract.scenario import ScenarioSet
-from contract.text_match import negated, normalize, sound_alike
+from contract.text_match import close_word, negated, normalize, sound_alike
 from eval.intent_accuracy import load, measure
 from eval.intent_split import HOLDOUT, split
 from scenarios import SCENARIOS
@@ -174,3 +174,25 @@ def test_two_orders_asked_about_each_are_read():
         "CHECK_ORDER_STATUS"
     )
     assert U.classify("别查订单了").intent != "CHECK_ORDER_STATUS"  # a real 别 still denies
+
+
+def test_a_letter_added_after_the_first_is_a_typo_and_older_is_still_not_order():
+    assert close_word("weather", ["wheather"])
+    assert not close_word("order", ["older"])
+    assert not close_word("weather", ["whether"])
+
+
+@pytest.mark.parametrize(
+    ("text", "cents"),
+    [
+        ("send two hundred yuan to ACC-2001", 20000),
+        ("fifty-five bucks to ACC-2001", 5500),
+        ("one thousand two hundred and fifty yuan", 125000),
+        ("a hundred yuan", 10000),
+        ("send 300 yuan", 30000),
+    ],
+)
+def test_an_amount_in_english_words(text, cents):
+    from scenarios.transfer.understanding import extract  # noqa: PLC0415
+
+    assert extract(text, "TRANSFER_MONEY", today=None).slots["amount_cents"] == cents
