@@ -217,11 +217,16 @@ def _latest_results(state: AgentState, scenarios: ScenarioSet) -> list[ToolResul
     error = state.get("error")
     if error:
         return latest if error in latest else [error]
-    if all(r.get("status") == "success" for r in latest):
-        return latest
+    if all(r.get("status") == "success" for r in latest) or _several_tasks(latest):
+        return latest  # tasks of one message run side by side: each said, failed or not
     task = scenarios.task(state.get("intent"))
     final = next((r for r in reversed(results) if task and r.get("tool") == task.tool), None)
     return [final] if final is not None and final.get("status") == "success" else latest
+
+
+def _several_tasks(results: list[ToolResult]) -> bool:
+    """The results answer more than one task ("check OD-1 and OD-2, and hurry the latter")."""
+    return len({r.get("task_id") or "" for r in results}) > 1  # "": the active task's
 
 
 def _failed_after(state: AgentState, decisive: list[ToolResult]) -> list[ToolResult]:

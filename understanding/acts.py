@@ -28,7 +28,7 @@ EVIDENCE_PREFIX = "act:"
 """How the intent node records an act among the intent's evidence (the hand-off reads it)."""
 
 _HUMAN = re.compile(
-    r"人工(?!智能)|真人|客服人员|接线员|(?:找|转|要|联系|接)客服|"
+    r"人工(?!智能)|真人|客服人员|接线员|(?:找|转|要|联系|接)(?:客服|财务|经理|主管)|"
     r"\b(?:human|real person|live (?:agent|person|chat)|representative|operator|"
     r"(?:talk|speak|chat) (?:to|with) (?:a |an |some|your )?"
     r"(?:one|body|person|agent|staff|customer service|support))\b",

@@ -4,12 +4,14 @@
 a fill of a missing slot, several values of one slot); ``ClauseGroup`` is clauses read as one
 request; ``starts_for`` turns a clause's reading into ``Start`` commands (one per value of a
 slot named twice); ``after_previous`` says whether a clause waits for the one before it
-("订好了通知我"). Used by ``understanding.rules``.
+("订好了通知我"); ``carry_over`` gives a clause the value an earlier one named ("它", "第一个").
+Used by ``understanding.rules``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,3 +103,48 @@ def cannot_tell(result: IntentResult) -> CannotTell:
     return CannotTell(
         candidates=result.candidates, confidence=result.confidence, evidence=result.evidence
     )
+
+
+_ORDINAL = re.compile(
+    r"第\s*([一二三123])\s*(?:个|单|笔|家)|(前|头|后)一?(?:个|单)"
+    r"|\bthe (first|second|third|former|latter)(?: one)?\b",
+    re.IGNORECASE,
+)
+_PLACES = {"一": 0, "1": 0, "前": 0, "头": 0, "first": 0, "former": 0, "二": 1, "2": 1}
+_PLACES |= {"second": 1, "三": 2, "3": 2, "third": 2, "后": -1, "latter": -1}
+
+
+def ordinal(part: str) -> int | None:
+    """The place a clause points at ("催一下第一个" → 0, "the latter" → -1), if any."""
+    found = _ORDINAL.search(part)
+    if found is None:
+        return None
+    word = next(g for g in found.groups() if g)
+    return _PLACES[word.lower()]
+
+
+def carry_over(
+    found: FoundSlots,
+    required: Sequence[str],
+    carried: Mapping[str, Any],
+    several: Mapping[str, tuple[Any, ...]],
+    part: str,
+) -> None:
+    """Give ``found`` the required values it lacks that an earlier request of the message named.
+
+    One value is "it" ("查一下 OD-…，再帮我催一下"); of several, the one the clause points at
+    ("查询 OD-1 和 OD-2 的状态，顺便催一下第一个"); with several and no pointer nothing is
+    taken, and the task asks.
+    """
+    place = ordinal(part)
+    for name in required:
+        if name in found.slots or name in found.several:
+            continue
+        if name in carried:
+            found.slots[name] = carried[name]
+        elif (
+            name in several
+            and place is not None
+            and -len(several[name]) <= place < len(several[name])
+        ):
+            found.slots[name] = several[name][place]

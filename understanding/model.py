@@ -118,6 +118,11 @@ class ModelCommandGenerator:
         commands, refused = self._checked(parsed, raw, text, view, rules)
         if not commands:
             return _fallback(rules, "invalid output: no usable command")
+        if {c.kind for c in commands} == {"handoff"} and rules.confidence >= self.threshold:
+            # the rules hear every ask for a person ("转人工": settled above, no call); the
+            # local model handed "挂个号" over, which the rules read as a booking, sure
+            error = "a hand-off nobody asked for: the rules' reading is taken"
+            return replace(rules, source="rules", error=error, model_calls=1)
         return Reading(
             tuple(commands),
             rules.language,

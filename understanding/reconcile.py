@@ -13,9 +13,10 @@ is a fact of the task stack, not of the model's reading, so it is derived here:
   ("不对，我是说上海");
 - several values of one slot for a new task are several tasks (two cities, two orders);
 - contradictory values of one slot for the waiting or pending task are settled by the rules'
-  reading when it heard one of them; a value another task of the message uses is that
-  task's; one nobody uses starts the same task again (the rules do the same for "OD-1 和
-  OD-2" answering "which order?");
+  reading when it heard one of them, and a value the rules heard and the model left out (or
+  gave wrong: "from Shanghai on the 20th" without its date) is the rules'; a value another
+  task of the message uses is that task's; one nobody uses starts the same task again (the
+  rules do the same for "OD-1 和 OD-2" answering "which order?");
 - what the rules heard for a task the model started and the model left out is kept (a
   second order number it skipped), and so is a request of several the model dropped whole.
 
@@ -222,6 +223,10 @@ def _settled(
         pick = next((v for v in values if name in heard and heard[name] == v), values[0])
         chosen[name] = pick
         extra.extend((name, v) for v in values if v != pick and str(v) not in others)
+    for name, value in heard.items():  # what the rules heard and the model left out or got wrong
+        if name not in chosen:
+            chosen[name] = value
+            refused.pop(name, None)
     order = said[0].order
     role = role_of(view, intent)
     fills = {k: v for k, v in chosen.items() if k not in task}

@@ -9,8 +9,8 @@ command language the model generator speaks; the engine applies either.
 How one message becomes several commands: it is cut into clauses
 (``understanding.split``), and a clause starts a request of its own only when it names a
 task with a cue of its own ("再帮我看看北京天气"); any other clause belongs to the request
-before it ("，密码123456"). A message of one request is read whole, as before; a slot named
-twice ("北京和上海") starts one task per value.
+before it ("，密码123456"). A message of one request is read whole; a slot named twice
+("北京和上海") starts one task per value.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from understanding.clause_commands import (
     after_previous,
     before_colon,
     cannot_tell,
+    carry_over,
     starts_for,
 )
 from understanding.commands import (
@@ -231,8 +232,7 @@ class RuleCommandGenerator:
                 return several
         # one clause: its reading is the message's, made already (a group's is its lead's)
         single = len(groups) == 1 and groups[0][0] == text and len(clauses(text)) < 2
-        known = groups[0][1] if single else None
-        return self._single(text, view, known)
+        return self._single(text, view, groups[0][1] if single else None)
 
     def _groups(self, text: str, view: DialogueView) -> list[tuple[str, IntentResult]]:
         """Join the clauses into requests: a clause naming a task of its own starts one.
@@ -325,6 +325,7 @@ class RuleCommandGenerator:
         answered = False
         previous: str | None = None
         carried: SlotValues = {}
+        several: dict[str, tuple[Any, ...]] = {}
         for part, result in groups:
             if self._names_task(result, part) and result.confidence < self.threshold:
                 result = replace(result, confidence=self.threshold)  # cued and complete
@@ -344,15 +345,14 @@ class RuleCommandGenerator:
                 continue
             found = self.slots_for(part, result.intent, None)
             spec = self.catalog.task(result.intent)
-            if spec is not None:  # "查一下 OD-…，再帮我催一下": the same order ("it")
-                for name in spec.required_slots:
-                    if name in carried and name not in found.slots and name not in found.several:
-                        found.slots[name] = carried[name]
+            if spec is not None:  # "…，再帮我催一下": the same order; "…第一个": that one
+                carry_over(found, spec.required_slots, carried, several, part)
             started = starts_for(result, found, after=previous if after_previous(part) else None)
             commands.extend(started)
             carried.update(
                 {k: v for k, v in found.slots.items() if spec and k not in spec.sensitive_slots}
             )
+            several.update(found.several)
             previous = result.intent
         return commands
 

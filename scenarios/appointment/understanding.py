@@ -115,7 +115,7 @@ ELSEWHERE_WORDS = {"牙医": "牙科", "看牙": "牙科", "dentist": "dentistry
 
 
 _CANCEL = re.compile(
-    r"(?:取消|退掉?|不要)(?:了|掉)?.{0,8}?(?:预约|挂号|的号|这个号)"
+    r"(?:取消|退掉?|不要)(?:了|掉)?(?:\s*ap-?\w+\s*)?.{0,8}?(?:预约|挂号|的号|这个号)"
     r"|(?:预约|挂号|号|科)(?:的)?.{0,2}?取消"
     r"|\b(?:cancel|call off|drop)\b[^,.!?]{0,30}?"
     r"\b(?:ap+oi?nt?ments?|appts?|bookings?|reservations?|visit)\b"

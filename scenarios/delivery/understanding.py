@@ -277,7 +277,9 @@ REFUND_SPLIT_VERB = re.compile(r"退[^，,。.!！?？不]{0,3}?(?:款|钱)")
 """退…款 / 退…钱 with a word in between ("退个款", "退我点钱") is a refund."""
 CHECK_SUPPORT = 0.8
 """Checking on a named order is asking its status ("check OD-…", "查查 OD-…")."""
-_CHECK_AN_ORDER = re.compile(r"\b(?:check|look at|see)\b[^,.!?]{0,12}?(?:od-|\d{9})")
+_CHECK_AN_ORDER = re.compile(
+    r"\b(?:check|look at|see|wheres|where is)\b[^,.!?]{0,12}?(?:od-|\d{9})"
+)
 NOTIFY_SUPPORT = 0.6
 """An asked-for notification supports a status question (the notification rides on it)."""
 

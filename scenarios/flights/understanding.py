@@ -150,5 +150,15 @@ BEYOND = (
             r"\b(?:flight|plane ticket|air ?ticket|ticket)s?\b"
         ),
     ),
+    Beyond(
+        "group_booking",
+        re.compile(
+            r"[两二三四五六七八九2-9]\s*张[^，,。.!！?？]{0,8}?票"
+            r"|(?:订|买)\s*(?:[两二三四五2-5])\s*(?:个人|位)"
+            r"|\b(?:two|three|four|five|[2-9]) (?:tickets|seats|passengers)\b"
+        ),
+    ),
 )
-"""Refunding, changing or cancelling a ticket: no tool here does it (a person does)."""
+"""Refunding, changing or cancelling a ticket: no tool here does it (a person does); nor
+booking for several passengers at once ("订两张明天的票": a booking is one passenger's, and
+booking one would not be what was asked)."""

@@ -15,6 +15,13 @@ WORDING: Wording = {
             "agent, please hold on."
         ),
     },
+    "beyond.group_booking": {
+        "zh": "这里一次只能为一位乘客订票，多位乘客的机票正在为您转接人工客服办理，请稍候。",
+        "en": (
+            "I can only book one passenger at a time here; I'm passing you to a human agent "
+            "to book for several, please hold on."
+        ),
+    },
     "intent.BOOK_FLIGHT": {"zh": "预订机票", "en": "book a flight"},
     "reason.check digit does not match": {"zh": "校验位不正确", "en": "wrong check digit"},
     "reason.sold_out": {"zh": "已售罄", "en": "sold out"},

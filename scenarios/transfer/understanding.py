@@ -233,5 +233,15 @@ BEYOND = (
             r"\b(?:transfer|payment)s?\b|\bsent (?:it|money|the money) to the wrong\b"
         ),
     ),
+    Beyond(
+        "charge_dispute",
+        re.compile(
+            r"扣(?:了|款|钱)?(?:两|2|二|多|好几)次|(?:付|转|收)了(?:两|2|二|多|好几)次"
+            r"|重复(?:扣款|扣费|扣钱|支付|转账)"
+            r"|多扣|扣错|\b(?:charged|billed|debited|paid) (?:me )?(?:twice|two times|double)\b"
+            r"|\bdouble[- ]charged\b|\bduplicate (?:charge|payment|transfer)\b"
+        ),
+    ),
 )
-"""Taking back a transfer already made: only a person may do that, after checking."""
+"""Taking back a transfer already made, or a charge disputed ("转账被扣了两次", "I was charged
+twice"): only a person may do that, after checking."""

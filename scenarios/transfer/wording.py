@@ -17,6 +17,13 @@ WORDING: Wording = {
             "please hold on."
         ),
     },
+    "beyond.charge_dispute": {
+        "zh": "重复或错误的扣款需要财务人工核实，这里不能处理，正在为您转接人工客服，请稍候。",
+        "en": (
+            "A double or wrong charge has to be checked by our finance staff, not here; I'm "
+            "passing you to a human agent, please hold on."
+        ),
+    },
     "intent.TRANSFER_MONEY": {"zh": "转账", "en": "make a transfer"},
     "intent.QUERY_BALANCE": {"zh": "查询余额", "en": "check your balance"},
     "balance_one": {

@@ -365,3 +365,25 @@ def test_one_request_the_model_reads_alone_is_not_doubled_by_the_rules(
     assert [c["intent"] for c in stages(out, "intent")[-1]["content"]["commands"]] == [
         "CHECK_ORDER_STATUS"
     ]
+
+
+def test_a_hand_off_nobody_asked_for_does_not_replace_a_task_the_rules_are_sure_of(
+    model_app, model_env
+):
+    """Seen with the real model: "挂个号" handed over to a person."""
+    app = model_app()
+    model_env.add("commands", commands(command("handoff")))
+    out = say(app, "挂个号")
+    intent = stages(out, "intent")[-1]["content"]
+    assert intent["intent"] == "BOOK_APPOINTMENT" and "hand-off nobody asked for" in str(
+        out["protocol"]
+    )
+    assert not any(p.get("handoff") for p in out["protocol"])
+    assert len(model_env.seen["commands"]) == 1
+
+
+def test_a_hand_off_the_rules_cannot_read_is_the_models(model_app, model_env):
+    app = model_app()
+    model_env.add("commands", commands(command("handoff")))
+    out = say(app, "我需要有个活人来帮我看看这个问题")
+    assert [p["handoff"]["to"] for p in out["protocol"] if p.get("handoff")] == ["human"]

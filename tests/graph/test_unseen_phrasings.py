@@ -183,3 +183,65 @@ def test_how_many_portions_of_a_product_sold(talk, db):
     )[0]["n"]
     t = talk(ANALYST)("2024年5月酸菜鱼卖了几份")
     assert t.replies == f"2024年5月「酸菜鱼」的销量为 {expected} 件。"
+
+
+# ---- fifth round (stop 35): 30 more, 4 failed in rules mode, each fixed here ----
+
+
+def test_where_is_a_numeric_order_number(talk):
+    t = talk()("Where's 202506001 at?")
+    assert "202506001" in t.replies and "not sure what you need" not in t.replies
+
+
+def test_cancelling_an_appointment_by_its_number(talk):
+    t = talk()("帮我取消AP-12345678这个预约")
+    assert "没有找到您的预约 AP-12345678" in t.replies and not t.pending
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("转账被扣了两次，帮我找财务处理", None),
+        ("I was charged twice for one transfer", "charge_dispute"),
+    ],
+)
+def test_a_double_charge_goes_to_a_person_not_to_a_new_transfer(talk, text, named):
+    t = talk()(text)
+    protocol = t.app.get_state(t.config).values["protocol"]
+    handed = [p["handoff"] for p in protocol if p.get("handoff")]
+    assert handed and handed[-1]["to"] == "human"
+    assert handed[-1].get("request") == named
+    assert "收款账户" not in t.replies and "payee" not in t.replies
+
+
+@pytest.mark.parametrize(
+    ("text", "urged"),
+    [
+        ("查询OD-20240618-001和OD-20240618-002的状态，顺便催一下第一个", "OD-20240618-001"),
+        ("check OD-20240618-001 and OD-20240618-002, and hurry the first", "OD-20240618-001"),
+    ],
+)
+def test_the_first_or_the_latter_of_two_orders(talk, text, urged):
+    t = talk()(text)
+    assert [r["order_id"] for r in t.rows("SELECT order_id FROM delivery_urges")] == [urged]
+
+
+def test_each_task_of_a_message_is_answered_when_the_last_one_is_refused(talk):
+    # the reply said only the second order and the refusal: the first order's answer was lost
+    t = talk()("check OD-20240618-001 and OD-20240618-002, and hurry the latter")
+    assert t.rows("SELECT * FROM delivery_urges") == []  # delivered: nothing to hurry
+    lines = t.replies.splitlines()
+    assert len(lines) == 3 and "OD-20240618-001" in lines[0] and "15 minutes" in lines[0]
+    assert "OD-20240618-002" in lines[1] and "can't be hurried" in lines[2]
+
+
+@pytest.mark.parametrize("text", ["帮我订两张明天上海到北京的票", "book two tickets to Beijing"])
+def test_tickets_for_several_passengers_go_to_a_person_not_to_a_booking_for_one(talk, text):
+    # it asked for one passenger's name and ID: one ticket would have been booked for "two"
+    t = talk()(text)
+    assert "一位乘客" in t.replies or "one passenger" in t.replies
+    assert t.rows("SELECT * FROM flight_bookings") == [] and not t.pending
+    handed = [
+        p["handoff"] for p in t.app.get_state(t.config).values["protocol"] if p.get("handoff")
+    ]
+    assert handed == [{"to": "human", "reason": "not_served", "request": "group_booking"}]

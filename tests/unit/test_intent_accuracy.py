@@ -196,3 +196,13 @@ def test_an_amount_in_english_words(text, cents):
     from scenarios.transfer.understanding import extract  # noqa: PLC0415
 
     assert extract(text, "TRANSFER_MONEY", today=None).slots["amount_cents"] == cents
+
+
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [("顺便催一下第一个", 0), ("第2单也催一下", 1), ("hurry the latter", -1), ("催一下", None)],
+)
+def test_a_clause_pointing_at_one_of_several(text, place):
+    from understanding.clause_commands import ordinal  # noqa: PLC0415
+
+    assert ordinal(text) == place

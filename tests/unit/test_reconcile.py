@@ -186,3 +186,21 @@ def test_the_rules_start_joins_the_models_whatever_the_letter_case_and_fixes_its
             {},
         )
     ]
+
+
+def test_a_fill_keeps_what_the_rules_heard_and_the_model_left_out():
+    # measured in mixed mode: "from Shanghai on the 20th" answering the booking's questions
+    view = DialogueView(
+        waiting=TaskView("BOOK_FLIGHT", {"destination": "Beijing"}, ("origin", "departure_date"))
+    )
+    model = Proposal(
+        0, "set", "BOOK_FLIGHT", {"origin": "Shanghai"}, refused={"departure_date": "2023-06-20"}
+    )
+    rules = Reading(
+        (SetSlot(intent="BOOK_FLIGHT", slots={"departure_date": "2024-06-20"}, confidence=0.5),),
+        "en",
+    )
+    out = place([model], view, rules, sensitive={})
+    assert [(p.kind, dict(p.values), dict(p.refused)) for p in out] == [
+        ("set", {"origin": "Shanghai", "departure_date": "2024-06-20"}, {})
+    ]
