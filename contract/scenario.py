@@ -166,6 +166,8 @@ class TaskSpec:
     """Slots that must be known before the tool runs."""
     sensitive_slots: tuple[str, ...] = ()
     """Slots kept in the identity vault: state holds a token and a masked form only."""
+    optional_slots: tuple[str, ...] = ()
+    """Slots the tool takes when the user gave them, never asked for ("下午那班CA1858")."""
     on_request: tuple[tuple[str, str], ...] = ()
     """(slot, tool): a tool added to the plan only when the user asked for it (the slot)."""
     handoff_on_failure: bool = True
@@ -238,6 +240,10 @@ class Scenario:
     """Agent name → the tools only that agent has (its own registry)."""
     beyond: tuple[Beyond, ...] = ()
     """Requests about this scenario it cannot serve here, which a person takes over."""
+    bare: Mapping[str, re.Pattern[str]] = field(default_factory=dict)
+    """Intent → a message that is nothing but one of its values, asking for it ("OD-…呢":
+    the order's status), matched whole against the normalized message. Read only when no
+    task waits for an answer: then a bare value is that answer."""
     shown: Mapping[str, Callable[[Any, str], str]] = field(default_factory=dict)
     """Slot → how its value is said to a person in a language (``amount_cents`` 5000, "zh"
     → "50.00 元"), when the stored value is not what they said (a change is stated so)."""
@@ -289,6 +295,15 @@ class ScenarioSet:
             for request in scenario.beyond:
                 if request.pattern.search(lowered):
                     return request
+        return None
+
+    def bare_request(self, text: str) -> str | None:
+        """Return the intent a message that is only a value asks for (``Scenario.bare``)."""
+        lowered = normalize(text)
+        for scenario in self.scenarios:
+            for intent, pattern in scenario.bare.items():
+                if pattern.fullmatch(lowered):
+                    return intent
         return None
 
     def intents_for(self, allows: Callable[[str], bool]) -> list[str]:

@@ -274,6 +274,7 @@ def plan_tool_calls(
     if missing:
         return [], missing
     parameters = {name: slots[name] for name in task.required_slots}
+    parameters |= {n: slots[n] for n in task.optional_slots if slots.get(n) is not None}
     calls: list[ToolCall] = [
         {
             "id": _call_id(task_id, task.tool, parameters),

@@ -157,6 +157,13 @@ def find_date(text: str, today: date) -> date | None:
         english = re.search(r"\b(" + "|".join(EN_MONTHS) + r")\s+(\d{1,2})", text, re.IGNORECASE)
         if english:
             return _month_day(EN_MONTHS[english.group(1).lower()], int(english.group(2)), today)
+        # "6/21", "6-21": month first, as Chinese and American users write it; not inside a
+        # longer number ("1/2/3", an ID, an amount)
+        slashed = re.search(
+            r"(?<![\d/.-])(1[0-2]|0?[1-9])\s*[/-]\s*(3[01]|[12]\d|0?[1-9])(?![\d/.-])", text
+        )
+        if slashed:
+            return _month_day(int(slashed.group(1)), int(slashed.group(2)), today)
     except ValueError:
         return None
     if (alone := _day_of_month(text, today)) is not None:

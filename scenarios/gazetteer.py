@@ -60,7 +60,8 @@ def known_cities(text: str) -> list[str]:
 
 
 _ENGLISH_NAMES = tuple(
-    (english, re.compile(rf"\b{re.escape(english)}\b", re.IGNORECASE))
+    # ASCII boundaries: "Shanghai天气" names Shanghai (a CJK character is a word character to \b)
+    (english, re.compile(rf"(?<![A-Za-z]){re.escape(english)}(?![A-Za-z])", re.IGNORECASE))
     for english in CITY_NAMES.values()
 )
 

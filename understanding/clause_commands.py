@@ -4,8 +4,9 @@
 a fill of a missing slot, several values of one slot); ``ClauseGroup`` is clauses read as one
 request; ``starts_for`` turns a clause's reading into ``Start`` commands (one per value of a
 slot named twice); ``after_previous`` says whether a clause waits for the one before it
-("订好了通知我"); ``carry_over`` gives a clause the value an earlier one named ("它", "第一个").
-Used by ``understanding.rules``.
+("订好了通知我"); ``carry_over`` gives a clause the value an earlier one named ("它", "第一个");
+``offer_taken`` reads a plain yes to the one value a question offered. Used by
+``understanding.rules``.
 """
 
 from __future__ import annotations
@@ -16,12 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from state import SlotValues
-from understanding.commands import (
-    CannotTell,
-    Command,
-    Start,
-)
+from understanding.commands import CannotTell, Command, SetSlot, Start
 from understanding.recognizer import IntentResult
+from understanding.view import DialogueView
+from understanding.yesno import is_plain_answer, read_answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,3 +147,29 @@ def carry_over(
             and -len(several[name]) <= place < len(several[name])
         ):
             found.slots[name] = several[name][place]
+
+
+ANSWERS_CONFIDENCE = 0.9
+"""A message that gives what the waiting task asked for continues it, this sure."""
+
+
+OFFER_TAKEN = "takes the value the question offered"
+"""The evidence of a plain yes that takes the one value a question offered."""
+
+
+def offer_taken(text: str, view: DialogueView) -> SetSlot | None:
+    """A plain yes to a question that offered one value ("最近有号的日子：6月20日") takes it."""
+    waiting = view.waiting
+    if waiting is None or not waiting.offered:
+        return None
+    if read_answer(text) != "approve" or not is_plain_answer(text):
+        return None
+    taken = {k: v for k, v in waiting.offered.items() if k in waiting.missing}
+    if not taken:
+        return None
+    return SetSlot(
+        intent=waiting.intent,
+        slots=taken,
+        confidence=ANSWERS_CONFIDENCE,
+        evidence=(OFFER_TAKEN, *taken),
+    )

@@ -38,6 +38,7 @@ from contract.scenario import ScenarioSet
 from security.pii import mask_pii
 from state import SlotValues
 from understanding.chat import chat_model_for, parse_choice
+from understanding.clause_commands import OFFER_TAKEN
 from understanding.commands import (
     Cancel,
     CannotTell,
@@ -63,7 +64,7 @@ from understanding.model_prompt import TaskOption, implied_task, situation, task
 from understanding.model_recognizer import describe_error
 from understanding.recognizer import IntentResult
 from understanding.reconcile import Placed, Proposal, left_out, on_stack, place, split_values
-from understanding.rules import OFFER_TAKEN, RuleCommandGenerator
+from understanding.rules import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 
 FALLBACK_DISCOUNT = 0.8

@@ -25,12 +25,14 @@ from contract.scenario import UNKNOWN, ScenarioSet, SlotResult
 from state import SlotValues
 from understanding.acts import is_follow_up, read_act
 from understanding.clause_commands import (
+    ANSWERS_CONFIDENCE,
     ClauseGroup,
     FoundSlots,
     after_previous,
     before_colon,
     cannot_tell,
     carry_over,
+    offer_taken,
     starts_for,
 )
 from understanding.commands import (
@@ -57,8 +59,6 @@ from understanding.yesno import (
     read_answer,
 )
 
-ANSWERS_CONFIDENCE = 0.9
-"""A message that gives what the waiting task asked for continues it, this sure."""
 NAMES_A_TASK = 0.85
 COMPLETE_MARGIN = 0.15
 """How far below the threshold a cued clause that gives all its slots may be and still be a
@@ -66,28 +66,6 @@ request of its own in a message of several ("查订单 OD-…，再查下北京�
 """A clause this sure of its task starts a request of its own even without a cue of its own."""
 _RESUME = re.compile(r"继续|接着|回到刚才|刚才那个|go back|continue|resume", re.IGNORECASE)
 SECRET_SHOWN = "******"
-
-
-OFFER_TAKEN = "takes the value the question offered"
-"""The evidence of a plain yes that takes the one value a question offered."""
-
-
-def _offer_taken(text: str, view: DialogueView) -> SetSlot | None:
-    """A plain yes to a question that offered one value ("最近有号的日子：6月20日") takes it."""
-    waiting = view.waiting
-    if waiting is None or not waiting.offered:
-        return None
-    if read_answer(text) != "approve" or not is_plain_answer(text):
-        return None
-    taken = {k: v for k, v in waiting.offered.items() if k in waiting.missing}
-    if not taken:
-        return None
-    return SetSlot(
-        intent=waiting.intent,
-        slots=taken,
-        confidence=ANSWERS_CONFIDENCE,
-        evidence=(OFFER_TAKEN, *taken),
-    )
 
 
 class RuleCommandGenerator:
@@ -158,7 +136,7 @@ class RuleCommandGenerator:
                 return [HandOff(reason="not_served", request=beyond.name, evidence=(beyond.name,))]
         if view.pending is not None:
             return self._at_pending(text, view)
-        taken = _offer_taken(text, view)
+        taken = offer_taken(text, view)
         if taken is not None:
             return [taken]
         if act is not None:
@@ -201,6 +179,7 @@ class RuleCommandGenerator:
         if (
             found.changed
             and not new_request
+            and not (answer == "approve" and is_plain_answer(text))  # "yes" is no "any time"
             and (answer != "reject" or is_correction(text) or not is_firm_no(text))
         ):  # "no, June 21" changes the date; "算了" alone would cancel
             return [
@@ -382,9 +361,24 @@ class RuleCommandGenerator:
             follow = self._follow_up(text, view)
             if follow is not None:
                 return [follow]
-            if view.suspended and _RESUME.search(text):
-                frame = view.suspended[-1]
-                return [Start(intent=frame.intent, confidence=self.threshold, evidence=("resume",))]
+            bare = self.catalog.bare_request(text) if waiting is None else None
+            if bare is not None and result.intent in (UNKNOWN, bare):  # "OD-…呢": a request
+                found, why = self.slots_for(text, bare, None), ("a value alone",)
+                return [
+                    Start(intent=bare, slots=found.slots, confidence=self.threshold, evidence=why)
+                ]
+            if view.suspended:  # "继续刚才的", or an answer to the task set aside ("500")
+                frame, why = view.suspended[-1], ("resume",)
+                found = self.slots_for(text, frame.intent, frame)
+                if _RESUME.search(text) or (waiting is None and found.fills):
+                    return [
+                        Start(
+                            intent=frame.intent,
+                            slots=found.slots,
+                            confidence=self.threshold,
+                            evidence=why,
+                        )
+                    ]
         if result.intent == UNKNOWN:
             return [cannot_tell(result)]
         found = self.slots_for(text, result.intent, None)

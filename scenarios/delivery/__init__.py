@@ -63,6 +63,7 @@ SCENARIO = Scenario(
     },
     cues={**understanding.CUES, **jobs.CUES},
     beyond=understanding.BEYOND,
+    bare=understanding.BARE,
     topic_cues=understanding.TOPIC_CUES,
     support=understanding.support,
     extract=extract,

@@ -369,3 +369,13 @@ BEYOND = (
     Beyond("invoice", re.compile(r"发票|\b(?:invoice|receipt for tax|fapiao)\b")),
 )
 """An order's address, an invoice: no tool here changes or issues them (a person does)."""
+
+
+BARE = {
+    "CHECK_ORDER_STATUS": re.compile(
+        r"\s*(?:(?:my\s+)?order\s*)?(?:od[-_ ]?\d{8}[-_ ]?\d{3}|\d{9,12})\s*"
+        r"(?:的?(?:订单|状态|情况)|呢|吗|嘛|\?|？|。|\.|!|！|\s)*",
+        re.IGNORECASE,
+    )
+}
+"""An order number said alone ("OD-…呢", "202506001?") asks where the order is."""

@@ -22,6 +22,7 @@ SCENARIO = Scenario(
                 "passenger_id",
             ),
             sensitive_slots=("passenger_id",),
+            optional_slots=("flight_no",),
             on_request=(("notify", "notify_booking"),),
         ),
     ),

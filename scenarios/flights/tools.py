@@ -32,6 +32,11 @@ class FlightBooking(BaseModel):
         description="The passenger's ID number, or the pii: token slot filling stored it as. "
         "Never guess it; ask the user."
     )
+    flight_no: str | None = Field(
+        None,
+        pattern=r"^[A-Z0-9]{2}\d{3,4}$",
+        description="The flight the user named (e.g. CA1858); omitted: the earliest with a seat.",
+    )
 
     @field_validator("passenger_id")
     @classmethod
@@ -81,7 +86,7 @@ class BookingNoticeData(TypedDict):
 
 
 def book_flight_ticket(args: FlightBooking, ctx: ToolContext) -> FlightBookingData:
-    """Book the earliest flight with a free seat on the route and date."""
+    """Book the flight named, else the earliest with a free seat on the route and date."""
     db = ctx.database()
     token, masked = _passenger(args, ctx)
     origin, destination = normalize_city(args.origin), normalize_city(args.destination)
@@ -91,18 +96,21 @@ def book_flight_ticket(args: FlightBooking, ctx: ToolContext) -> FlightBookingDa
         flight = conn.execute(
             "SELECT flight_no, depart_time, arrive_time, price_cents FROM flights"
             " WHERE origin = ? AND destination = ? AND flight_date = ? AND seats_left > 0"
-            " ORDER BY depart_time LIMIT 1",
-            (origin, destination, day),
+            " AND (? IS NULL OR flight_no = ?) ORDER BY depart_time LIMIT 1",
+            (origin, destination, day, args.flight_no, args.flight_no),
         ).fetchone()
         if flight is None:
             any_flight = conn.execute(
                 "SELECT COUNT(*) FROM flights WHERE origin = ? AND destination = ?"
-                " AND flight_date = ?",
-                (origin, destination, day),
+                " AND flight_date = ? AND (? IS NULL OR flight_no = ?)",
+                (origin, destination, day, args.flight_no, args.flight_no),
             ).fetchone()[0]
             reason = "sold_out" if any_flight else "no_flight"
-            msg = f"no seat from {origin} to {destination} on {day} ({reason})"
-            raise ResourceNotFoundError(msg, details={"reason": reason, "date": day})
+            named = f" on {args.flight_no}" if args.flight_no else ""
+            msg = f"no seat from {origin} to {destination}{named} on {day} ({reason})"
+            raise ResourceNotFoundError(
+                msg, details={"reason": reason, "date": day, "flight_no": args.flight_no}
+            )
         existing = conn.execute(
             "SELECT booking_id FROM flight_bookings WHERE flight_no = ? AND flight_date = ?"
             " AND passenger_token = ?",

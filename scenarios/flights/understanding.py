@@ -67,6 +67,10 @@ _NOT_IN_NAMES = re.compile(r"[票机航班车铁天号月日点周末吗呢吧�
 _ID_NUMBER = re.compile(r"(?<![0-9])(\d{17}[\dXx])(?![0-9])")
 
 
+_FLIGHT_NO = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9]\d{3,4}(?![A-Za-z0-9-])", re.IGNORECASE)
+"""A flight number (CA1858, MU5101, 3U8881); codes with a dash (ACC-, OD-, AP-) are not."""
+
+
 def support(text: str) -> Iterator[tuple[str, float, str]]:
     """Flying to or from a city supports a flight booking; a route from A to B a little."""
     cities = city_pattern()
@@ -77,6 +81,12 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
         yield "BOOK_FLIGHT", FLY_SUPPORT, "fly to a city"
     elif re.search(rf"(?:订|买)[^，,。]{{0,8}}?(?:去|到|飞)(?:{cities})[^，,。]{{0,4}}?票", normal):
         yield "BOOK_FLIGHT", TICKET_SUPPORT, "a ticket to a city"
+    elif re.search(
+        rf"(?:订|买|\bbook\b)[^，,。]{{0,10}}?(?:{cities})\s*(?:到|去|飞|→|->|-|\bto\b)\s*(?:{cities})",
+        normal,
+        re.I,
+    ):
+        yield "BOOK_FLIGHT", TICKET_SUPPORT, "book a route"
     elif re.search(rf"(?:从|from\s+)(?:{cities})\s*(?:出发)?\s*(?:到|去|to\s)", normal, re.I):
         yield "BOOK_FLIGHT", ROUTE_SUPPORT, "route"
 
@@ -127,6 +137,8 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
             and not _NOT_IN_NAMES.search(alone.group(1))  # "高铁票", "周末吧"
         ):
             slots["passenger_name"] = alone.group(1)
+    if flight := _FLIGHT_NO.search(text):  # "下午那班CA1858": that flight, not the earliest
+        slots["flight_no"] = flight.group(0).upper()
     if asks_for_notification(text):  # "订好了通知我": a text message once it is booked
         slots["notify"] = "sms"
     if number:

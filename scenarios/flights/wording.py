@@ -35,6 +35,7 @@ WORDING: Wording = {
         "zh": "{value} 已经过去了，请换一个今天以后的出发日期。",
         "en": "{value} has already passed; please choose a travel date from today on.",
     },
+    "slot.flight_no": {"zh": "航班号", "en": "flight"},
     "slot.origin": {
         "zh": "出发城市",
         "en": "departure city",
@@ -68,6 +69,10 @@ WORDING: Wording = {
         "zh": "没有订成，所以没有发送通知。",
         "en": "Nothing was booked, so no text was sent.",
     },
+    "flight_unavailable_named": {
+        "zh": "{departure_date} {origin}→{destination} 的 {flight_no} 没有可订的座位（{reason}）。要换个航班或日期吗？",
+        "en": "There is no seat on {flight_no} from {origin} to {destination} on {departure_date} ({reason}). Another flight or date?",
+    },
     "flight_unavailable": {
         "zh": "{departure_date} {origin}→{destination} 没有可订的航班（{reason}）。要换个日期吗？",
         "en": "There is no seat from {origin} to {destination} on {departure_date} ({reason}). Another date?",
@@ -90,7 +95,8 @@ def describe_flight(result: ToolResult, state: AgentState, speaker: Speaker) -> 
         if reason not in ("sold_out", "no_flight"):
             reason = "no_seat"
         return speaker.say(
-            "flight_unavailable",
+            "flight_unavailable_named" if slots.get("flight_no") else "flight_unavailable",
+            flight_no=slots.get("flight_no", ""),
             origin=slots.get("origin", ""),
             destination=slots.get("destination", ""),
             departure_date=slots.get("departure_date", ""),

@@ -65,10 +65,12 @@ some other way ("给张三转200元", "打两百块过去"); the account is then
 
 _ACCOUNT = re.compile(r"(?<![A-Za-z0-9])ACC-\d{4}(?!\d)", re.IGNORECASE)
 _AMOUNT = re.compile(
-    r"(?:¥|￥|rmb\s*|cny\s*)?(\d{1,9}(?:\.\d{1,2})?)\s*(?:元|块|yuan|rmb|cny)"
-    r"|(?:¥|￥)\s*(\d{1,9}(?:\.\d{1,2})?)",
+    r"(?:¥|￥|rmb\s*|cny\s*)?(\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d{1,9}(?:\.\d{1,2})?)"
+    r"\s*(?:元|块|yuan|rmb|cny)"
+    r"|(?:¥|￥)\s*(\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d{1,9}(?:\.\d{1,2})?)",
     re.IGNORECASE,
 )
+"""An amount with its currency; thousands may be grouped with commas ("1,000元")."""
 _BARE_AMOUNT = re.compile(
     r"(?:transfer|send|wire|pay|转账?|汇款?|打)\s*(\d{1,9}(?:\.\d{1,2})?)\s*(?:to\s|给|到)",
     re.IGNORECASE,
@@ -171,7 +173,7 @@ def _bare_answer(text: str) -> SlotResult:
 def _amount_cents(text: str) -> int | None:
     """Return the amount of money ``text`` states, in cents, or ``None``."""
     if amount := _AMOUNT.search(text):
-        return round(float(amount.group(1) or amount.group(2)) * 100)
+        return round(float((amount.group(1) or amount.group(2)).replace(",", "")) * 100)
     if bare := _BARE_AMOUNT.search(text) or _VERB_THEN_NUMBER.search(text):
         return round(float(bare.group(1)) * 100)
     if chinese := _CHINESE_AMOUNT.search(text):

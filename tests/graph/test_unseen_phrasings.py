@@ -245,3 +245,68 @@ def test_tickets_for_several_passengers_go_to_a_person_not_to_a_booking_for_one(
         p["handoff"] for p in t.app.get_state(t.config).values["protocol"] if p.get("handoff")
     ]
     assert handed == [{"to": "human", "reason": "not_served", "request": "group_booking"}]
+
+
+# ---- sixth round (stop 35): 30 more, 7 failed in rules mode, each fixed here ----
+
+
+def _flights(t: Talk) -> list[dict[str, str]]:
+    return t.rows("SELECT flight_no, flight_date FROM flight_bookings")
+
+
+def test_a_month_slash_day_date(talk):
+    t = talk()("订6/21上海到北京的机票，乘客张三，身份证110101199001011237")
+    assert t.pending
+    t("确认")
+    assert _flights(t) == [{"flight_no": "MU5101", "flight_date": "2024-06-21"}]
+
+
+def test_the_flight_named_is_the_flight_booked(talk):
+    # the earliest flight with a seat was booked (MU5101 08:00), whatever flight was named
+    t = talk()("订20号上海到北京下午那班CA1858，张三，110101199001011237")
+    assert "flight_no=CA1858" in t.replies
+    t("确认")
+    assert _flights(t) == [{"flight_no": "CA1858", "flight_date": "2024-06-20"}]
+    t2 = talk(thread="t2")("订20号上海到北京的CA1858，李四，110101199001011237", "确认")
+    assert "CA1858 没有可订的座位（已售罄）" in t2.replies  # its one seat went above
+    assert len(_flights(t2)) == 1
+
+
+def test_an_answer_to_a_task_set_aside_resumes_it(talk):
+    t = talk()("转账给ACC-2001", "先帮我查下北京天气")
+    assert "北京现在晴" in t.replies
+    t("500")  # the transfer's amount, asked before the weather
+    assert "还需要：6 位支付密码" in t.replies
+    t("123456", "确认")
+    assert t.rows("SELECT amount_cents FROM transfers") == [{"amount_cents": 50000}]
+
+
+def test_a_plain_yes_at_the_appointments_confirmation_books_the_part_of_day_asked(talk):
+    # "yes" also means "any time" to the appointment's extractor: it changed the afternoon
+    t = talk()("book internal medicine on june 20 in the afternoon")
+    assert t.pending
+    t("yes")
+    slots = t.rows(
+        "SELECT s.slot_time FROM appointments a JOIN appointment_slots s ON s.slot_id = a.slot_id"
+    )
+    assert slots == [{"slot_time": "14:00"}] and "Changed" not in t.replies
+
+
+def test_a_city_in_latin_letters_beside_chinese(talk):
+    t = talk()("杭州和Shanghai天气")
+    assert "杭州" in t.replies and "Shanghai" in t.replies
+
+
+def test_an_amount_with_a_thousands_comma(talk):
+    t = talk()("给ACC-2001转1,000元 密码123456")
+    assert t.pending
+    t("确认")
+    assert t.rows("SELECT amount_cents FROM transfers") == [{"amount_cents": 100000}]
+
+
+def test_an_order_number_alone_asks_its_status_unless_a_task_waits_for_it(talk):
+    t = talk()("北京天气", "OD-20240618-001呢")
+    assert "OD-20240618-001（黄焖鸡米饭）正在配送中" in t.replies
+    t = talk(thread="t2")("我要退款")  # which order? the bare number answers it
+    t("OD-20240618-002")
+    assert t.pending and "request_refund" in t.replies

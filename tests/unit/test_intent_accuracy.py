@@ -206,3 +206,15 @@ def test_a_clause_pointing_at_one_of_several(text, place):
     from understanding.clause_commands import ordinal  # noqa: PLC0415
 
     assert ordinal(text) == place
+
+
+def test_month_slash_day_and_what_is_not_one():
+    from datetime import date  # noqa: PLC0415
+
+    from scenarios.dates import find_date  # noqa: PLC0415
+
+    today = date(2024, 6, 18)
+    assert find_date("订6/21的票", today) == date(2024, 6, 21)
+    assert find_date("12-31", today) == date(2024, 12, 31)
+    for text in ("1/2/3", "ACC-2001", "13/5", "OD-20240618-001"):
+        assert find_date(text, today) is None, text
