@@ -35,6 +35,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from state import SlotValues
 from tools.registry.cards import ToolCard
+from understanding.chat import prompt_tokens
 from understanding.commands import (
     Cancel,
     CannotTell,
@@ -126,7 +127,7 @@ class PackCommandGenerator:
             rules.language or "en",
             source="model",
             model_calls=1,
-            prompt_tokens=_prompt_tokens(raw),
+            prompt_tokens=prompt_tokens(raw),
             refused=refused,
         )
 
@@ -426,12 +427,6 @@ def _cut(policy: str, room: int) -> str:
     kept = policy[: max(room, 0)]
     end = kept.rfind("\n\n")
     return (kept[:end] if end > 0 else kept) + "\n(policy cut here for length)"
-
-
-def _prompt_tokens(raw: Any) -> int | None:
-    usage = getattr(raw, "usage_metadata", None) or {}
-    tokens = usage.get("input_tokens") if isinstance(usage, dict) else None
-    return int(tokens) if isinstance(tokens, int | float) else None
 
 
 class _Failure(Exception):

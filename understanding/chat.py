@@ -106,3 +106,13 @@ def node_choice(settings: Any, node: str, run_model: str | None = None) -> str:
 def chat_model_from_settings(settings: Any, node: str = "intent") -> Any | None:
     """The chat model a node should use, or ``None`` for rules (``REACH_<NODE>_MODEL``)."""
     return chat_model_for(node_choice(settings, node), settings)
+
+
+def prompt_tokens(raw: Any) -> int | None:
+    """The prompt tokens a call's raw answer reports (LangChain's usage, else OpenAI's)."""
+    usage = getattr(raw, "usage_metadata", None) or {}
+    tokens = usage.get("input_tokens") if isinstance(usage, dict) else None
+    if tokens is None:
+        meta = (getattr(raw, "response_metadata", None) or {}).get("token_usage") or {}
+        tokens = meta.get("prompt_tokens")
+    return int(tokens) if isinstance(tokens, int | float) else None

@@ -37,7 +37,7 @@ from config.limits import JsonObject, JsonValue
 from contract.scenario import ScenarioSet
 from security.pii import mask_pii
 from state import SlotValues
-from understanding.chat import chat_model_for, parse_choice
+from understanding.chat import chat_model_for, parse_choice, prompt_tokens
 from understanding.clause_commands import OFFER_TAKEN
 from understanding.commands import (
     Cancel,
@@ -63,7 +63,15 @@ from understanding.generator import CommandGenerator
 from understanding.model_prompt import TaskOption, implied_task, situation, task_options
 from understanding.model_recognizer import describe_error
 from understanding.recognizer import IntentResult
-from understanding.reconcile import Placed, Proposal, left_out, on_stack, place, split_values
+from understanding.reconcile import (
+    Placed,
+    Proposal,
+    left_out,
+    on_stack,
+    place,
+    split_values,
+    unheard_dropped,
+)
 from understanding.rules import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 
@@ -129,7 +137,7 @@ class ModelCommandGenerator:
             rules.language,
             source="model",
             model_calls=1,
-            prompt_tokens=_prompt_tokens(raw),
+            prompt_tokens=prompt_tokens(raw),
             refused=refused,
         )
 
@@ -281,6 +289,7 @@ class ModelCommandGenerator:
                 others.append((order, command))
         placed = place(proposals, view, rules, sensitive=self._sensitive)
         placed.extend(left_out(placed, rules, threshold=self.threshold))
+        placed = unheard_dropped(placed, rules)
         rules_starts = {c.intent for c in rules.commands if isinstance(c, Start)}
         tasks = [
             (item.order, self._command(item, logprobs, classified, rules_starts)) for item in placed
@@ -463,15 +472,6 @@ def _pairs(raw: Any) -> list[tuple[str, str]]:
         if isinstance(item, dict) and isinstance(item.get("name"), str):
             out.append((item["name"], str(item.get("value", ""))))
     return out
-
-
-def _prompt_tokens(raw: Any) -> int | None:
-    usage = getattr(raw, "usage_metadata", None) or {}
-    tokens = usage.get("input_tokens") if isinstance(usage, dict) else None
-    if tokens is None:
-        meta = (getattr(raw, "response_metadata", None) or {}).get("token_usage") or {}
-        tokens = meta.get("prompt_tokens")
-    return int(tokens) if isinstance(tokens, int | float) else None
 
 
 def build_generator(

@@ -321,8 +321,22 @@ def left_out(placed: Sequence[Placed], rules: Reading, *, threshold: float) -> l
     ]
 
 
+def unheard_dropped(placed: list[Placed], rules: Reading) -> list[Placed]:
+    """Without a start of a task the rules did not read, with no value, beside other commands.
+
+    Measured on the local model: "先帮我查下北京天气" (a transfer waiting) came back as the
+    weather and an order check with no order (查 is a weak cue of one), which then took the
+    transfer's "500" as its question's answer. Such a start is dropped; alone it stays the
+    model's reading, and one with a value of the message's is the message's.
+    """
+    heard = {getattr(c, "intent", None) for c in rules.commands}
+    kept = [p for p in placed if p.kind != "start" or p.values or p.intent in heard]
+    return kept if kept else placed
+
+
 __all__ = [
     "Placed",
+    "unheard_dropped",
     "left_out",
     "Proposal",
     "merge_agreeing",

@@ -387,3 +387,20 @@ def test_a_hand_off_the_rules_cannot_read_is_the_models(model_app, model_env):
     model_env.add("commands", commands(command("handoff")))
     out = say(app, "我需要有个活人来帮我看看这个问题")
     assert [p["handoff"]["to"] for p in out["protocol"] if p.get("handoff")] == ["human"]
+
+
+def test_a_task_the_model_adds_that_nothing_in_the_message_names_is_dropped(model_app, model_env):
+    """Seen with the real model: an order check with no order beside the weather asked for."""
+    app = model_app()
+    model_env.add("commands", intent("TRANSFER_MONEY", to_account="ACC-2001"))
+    say(app, "转账给ACC-2001")
+    model_env.add(
+        "commands",
+        commands(
+            command("start", "QUERY_WEATHER", city="北京"), command("start", "CHECK_ORDER_STATUS")
+        ),
+    )
+    out = say(app, "先帮我查下北京天气")
+    intents = [c["intent"] for c in stages(out, "intent")[-1]["content"]["commands"]]
+    assert intents == ["QUERY_WEATHER"]
+    assert "订单号" not in out["messages"][-1].content

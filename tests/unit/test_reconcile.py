@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from understanding.commands import Reading, SetSlot, Start
-from understanding.reconcile import Proposal, place, role_of, split_values
+from understanding.reconcile import Placed, Proposal, place, role_of, split_values, unheard_dropped
 from understanding.view import DialogueView, TaskView
 
 IDLE = DialogueView()
@@ -204,3 +204,17 @@ def test_a_fill_keeps_what_the_rules_heard_and_the_model_left_out():
     assert [(p.kind, dict(p.values), dict(p.refused)) for p in out] == [
         ("set", {"origin": "Shanghai", "departure_date": "2024-06-20"}, {})
     ]
+
+
+def test_a_task_nothing_names_beside_another_is_dropped():
+    # measured on the local model: the weather asked for, and an order check with no order
+    rules = Reading((Start(intent="QUERY_WEATHER", slots={"city": "北京"}, confidence=0.9),), "zh")
+    both = [
+        Placed(0, "start", "QUERY_WEATHER", {"city": "北京"}),
+        Placed(1, "start", "CHECK_ORDER_STATUS", {}),
+    ]
+    assert [p.intent for p in unheard_dropped(both, rules)] == ["QUERY_WEATHER"]
+    named = [*both[:1], Placed(1, "start", "CHECK_ORDER_STATUS", {"order_id": "OD-1"})]
+    assert len(unheard_dropped(named, rules)) == 2  # it gave a value: the message named it
+    alone = both[1:]
+    assert unheard_dropped(alone, rules) == alone  # alone, it stays the model's reading
