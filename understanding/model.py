@@ -63,15 +63,7 @@ from understanding.generator import CommandGenerator
 from understanding.model_prompt import TaskOption, implied_task, situation, task_options
 from understanding.model_recognizer import describe_error
 from understanding.recognizer import IntentResult
-from understanding.reconcile import (
-    Placed,
-    Proposal,
-    left_out,
-    on_stack,
-    place,
-    split_values,
-    unheard_dropped,
-)
+from understanding.reconcile import Placed, Proposal, on_stack, settle, split_values
 from understanding.rules import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 
@@ -120,6 +112,10 @@ class ModelCommandGenerator:
         rules = self.rules.generate(text, view)
         if self._settled(rules, view):
             return rules
+        if self.mixed and len(rules.of_kind("start", "set", "correct")) <= 1:
+            again = self.rules.reconsider(text, view)  # as reflect-refine looks ("崔一下": 催)
+            if not again.of_kind("cannot_tell") and again.confidence >= self.threshold:
+                return again
         try:
             parsed, raw = self._call(text, view)
         except _Failure as failure:
@@ -287,9 +283,7 @@ class ModelCommandGenerator:
             command = self._other(kind, intent, option, view, classified, others_named)
             if command is not None:
                 others.append((order, command))
-        placed = place(proposals, view, rules, sensitive=self._sensitive)
-        placed.extend(left_out(placed, rules, threshold=self.threshold))
-        placed = unheard_dropped(placed, rules)
+        placed = settle(proposals, view, rules, sensitive=self._sensitive, threshold=self.threshold)
         rules_starts = {c.intent for c in rules.commands if isinstance(c, Start)}
         tasks = [
             (item.order, self._command(item, logprobs, classified, rules_starts)) for item in placed

@@ -154,7 +154,7 @@ def place(
     """Give each proposal the kind its task's place on the stack says; see the module."""
     placed: list[Placed] = []
     held: dict[str, list[Proposal]] = {}
-    for proposal in merge_agreeing(proposals):
+    for proposal in (_as_answer(p, view, rules) for p in merge_agreeing(proposals)):
         role = role_of(view, proposal.intent)
         if role == "new" or (role == "last" and proposal.kind == "start"):
             placed.append(_start(proposal))
@@ -182,6 +182,24 @@ def place(
         placed.extend(_settled(intent, said, view, rules, used))
     placed.sort(key=lambda p: p.order)
     return _with_what_rules_heard(placed, rules)
+
+
+def _as_answer(proposal: Proposal, view: DialogueView, rules: Reading) -> Proposal:
+    """A new task given only what the waiting task asked for is the answer to its question.
+
+    "OD-…" answering "which order?" of a refund, read by a model as an order check: no cue
+    names that task, the rules read the answer, and the value is what the question asked.
+    """
+    waiting = view.waiting
+    if (
+        waiting is None
+        or role_of(view, proposal.intent) != "new"
+        or not proposal.values
+        or not set(proposal.values) <= set(waiting.missing)
+        or any(getattr(c, "intent", None) == proposal.intent for c in rules.commands)
+    ):
+        return proposal
+    return Proposal(proposal.order, "set", waiting.intent, proposal.values, proposal.refused)
 
 
 def _start(proposal: Proposal) -> Placed:
@@ -334,8 +352,27 @@ def unheard_dropped(placed: list[Placed], rules: Reading) -> list[Placed]:
     return kept if kept else placed
 
 
+def settle(
+    proposals: Sequence[Proposal],
+    view: DialogueView,
+    rules: Reading,
+    *,
+    sensitive: Mapping[str, frozenset[str]],
+    threshold: float,
+) -> list[Placed]:
+    """The model's task commands in their places, with what the rules heard and it missed.
+
+    ``place``, then the requests it dropped (``left_out``), without the tasks nothing in
+    the message names (``unheard_dropped``).
+    """
+    placed = place(proposals, view, rules, sensitive=sensitive)
+    placed.extend(left_out(placed, rules, threshold=threshold))
+    return unheard_dropped(placed, rules)
+
+
 __all__ = [
     "Placed",
+    "settle",
     "unheard_dropped",
     "left_out",
     "Proposal",

@@ -404,3 +404,15 @@ def test_a_task_the_model_adds_that_nothing_in_the_message_names_is_dropped(mode
     intents = [c["intent"] for c in stages(out, "intent")[-1]["content"]["commands"]]
     assert intents == ["QUERY_WEATHER"]
     assert "订单号" not in out["messages"][-1].content
+
+
+def test_mixed_mode_takes_the_rules_second_look_before_asking_the_model(
+    model_app, model_env, db
+):
+    """Seen in mixed mode: "崔一下" (催 mistyped) sent to the model, which read a status check."""
+    app = model_app("urge_delivery")
+    mixed = dataclasses.replace(ALICE, model="mixed:fake-model")
+    out = say(app, "帮我崔一下OD-20240618-001", context=mixed)
+    assert model_env.seen["commands"] == []  # the homophone settles it: no model call
+    assert [r["tool"] for r in out["tool_results"]] == ["urge_delivery"]
+    assert db.query("SELECT order_id FROM delivery_urges") == [{"order_id": "OD-20240618-001"}]

@@ -218,3 +218,14 @@ def test_a_task_nothing_names_beside_another_is_dropped():
     assert len(unheard_dropped(named, rules)) == 2  # it gave a value: the message named it
     alone = both[1:]
     assert unheard_dropped(alone, rules) == alone  # alone, it stays the model's reading
+
+
+def test_a_new_task_given_only_what_the_waiting_one_asked_for_is_its_answer():
+    # a model read "OD-…", answering a refund's "which order?", as an order check
+    view = DialogueView(waiting=TaskView("REQUEST_REFUND", {}, ("order_id",)))
+    rules = Reading((SetSlot(intent="REQUEST_REFUND", slots={"order_id": "OD-2"}),), "zh")
+    model = Proposal(0, "start", "CHECK_ORDER_STATUS", {"order_id": "OD-2"})
+    assert placed([model], view, rules) == [("set", "REQUEST_REFUND", {"order_id": "OD-2"}, False)]
+    # named by the rules too ("OD-2 到哪了"), it is a request of its own
+    asked = Reading((Start(intent="CHECK_ORDER_STATUS", slots={"order_id": "OD-2"}),), "zh")
+    assert placed([model], view, asked)[0][:2] == ("start", "CHECK_ORDER_STATUS")
