@@ -19,6 +19,7 @@ CUES: dict[str, Cues] = {
     "BOOK_FLIGHT": (
         ("机票", 1.2),
         ("订票", 1.2),
+        ("张票", 1.0),  # "订一张票", "买张票": flights are the only tickets sold here
         ("航班", 1.0),
         ("坐飞机", 1.0),
         ("飞机", 0.4),

@@ -310,3 +310,8 @@ def test_an_order_number_alone_asks_its_status_unless_a_task_waits_for_it(talk):
     t = talk(thread="t2")("我要退款")  # which order? the bare number answers it
     t("OD-20240618-002")
     assert t.pending and "request_refund" in t.replies
+
+
+def test_one_ticket_with_nothing_else_asks_for_the_flight(talk):
+    t = talk()("订一张票")  # the menu of every task before: flights are the only tickets here
+    assert "预订机票" in t.replies and "出发城市" in t.replies
