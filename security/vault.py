@@ -22,6 +22,7 @@ import re
 import secrets
 import stat
 import threading
+import unicodedata
 from pathlib import Path
 
 from config.settings import Settings, get_settings
@@ -38,8 +39,14 @@ _ID = re.compile(r"^\d{17}[\dXx]$")
 TOKEN_PREFIX = "pii:"
 
 
+def id_number(typed: str) -> str:
+    """An ID number as stored and checked: full-width digits made ASCII, the X upper-case."""
+    return unicodedata.normalize("NFKC", typed).upper()
+
+
 def id_card_problem(number: str) -> str | None:
     """Return why ``number`` is not a valid 18-digit resident ID, or ``None`` if it is."""
+    number = id_number(number)  # "１１０１…" typed on a phone's Chinese keyboard is the same
     if not _ID.fullmatch(number):
         return "must be 17 digits and a check digit (0-9 or X)"
     total = sum(int(digit) * weight for digit, weight in zip(number[:17], _WEIGHTS, strict=True))

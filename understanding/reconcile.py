@@ -91,15 +91,10 @@ def merge_agreeing(proposals: Sequence[Proposal]) -> list[Proposal]:
     """
     out: list[Proposal] = []
     for proposal in proposals:
-        same = next(
-            (
-                i
-                for i, kept in enumerate(out)
-                if proposal.kind == kept.kind == "start"
-                and kept.intent == proposal.intent
-                and _agree(kept.values, proposal.values)
-            ),
-            None,
+        same = (
+            _agreeing_start(out, proposal.intent, proposal.values)
+            if proposal.kind == "start"
+            else None
         )
         if same is None:
             out.append(proposal)
@@ -113,6 +108,23 @@ def merge_agreeing(proposals: Sequence[Proposal]) -> list[Proposal]:
             {**proposal.refused, **kept.refused},
         )
     return out
+
+
+def _agreeing_start(
+    items: Sequence[Proposal | Placed], intent: str, values: Mapping[str, Any]
+) -> int | None:
+    """The index of the first start of ``intent`` that agrees with ``values`` (not the rules')."""
+    return next(
+        (
+            i
+            for i, item in enumerate(items)
+            if item.kind == "start"
+            and item.intent == intent
+            and not getattr(item, "from_rules", False)
+            and _agree(item.values, values)
+        ),
+        None,
+    )
 
 
 def _agree(one: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
@@ -278,8 +290,9 @@ def _with_what_rules_heard(placed: list[Placed], rules: Reading) -> list[Placed]
 
     A rules' start of a task the model also started is matched to the model's start that
     agrees with it on every slot both name (letter case aside); its other slots fill the
-    model's gaps, and a value the model gave wrong (refused) and the rules heard is theirs. One that
-    matches none (a second order number the model did not copy) is added after the last.
+    model's gaps, and a value the model gave wrong (refused) and the rules heard is theirs.
+    One that matches none (a second order number the model did not copy) is added after the
+    last.
     """
     starts = [c for c in rules.commands if isinstance(c, Start)]
     started = {p.intent for p in placed if p.kind == "start"}
@@ -288,17 +301,7 @@ def _with_what_rules_heard(placed: list[Placed], rules: Reading) -> list[Placed]
     for rule in starts:
         if rule.intent not in started:
             continue
-        index = next(
-            (
-                i
-                for i, p in enumerate(out)
-                if p.kind == "start"
-                and p.intent == rule.intent
-                and not p.from_rules
-                and _agree(p.values, rule.slots)
-            ),
-            None,
-        )
+        index = _agreeing_start(out, rule.intent, rule.slots)
         if index is None:
             unmatched.append(rule)
             continue

@@ -114,9 +114,7 @@ def make_appointment_node(services: Services) -> Node:
     return appointment
 
 
-def _done(
-    state: AgentState, runtime: Runtime[Context], results: list[ToolResult]
-) -> StateUpdate:
+def _done(state: AgentState, runtime: Runtime[Context], results: list[ToolResult]) -> StateUpdate:
     notes = [
         protocol_message(
             state,

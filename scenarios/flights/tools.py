@@ -12,7 +12,7 @@ from typing import Any, Literal, TypedDict
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from scenarios.gazetteer import normalize_city
-from security.vault import TOKEN_PREFIX, IdentityVault, id_card_problem, mask_id_card
+from security.vault import TOKEN_PREFIX, IdentityVault, id_card_problem, id_number, mask_id_card
 from storage.db import Database
 from tools.executor.errors import ResourceNotFoundError, UserFixableError
 from tools.registry.cards import ToolCard
@@ -47,7 +47,7 @@ class FlightBooking(BaseModel):
         if problem:
             msg = f"passenger_id {problem}"
             raise ValueError(msg)
-        return value.upper()
+        return id_number(value)
 
 
 def _passenger(args: FlightBooking, ctx: ToolContext) -> tuple[str, str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator
 from datetime import date
 
@@ -12,7 +11,7 @@ from contract.text_match import normalize
 from scenarios.dates import find_date, is_past
 from scenarios.gazetteer import city_pattern
 from scenarios.notify import asks_for_notification
-from security.vault import id_card_problem, mask_id_card
+from security.vault import id_card_problem, id_number, mask_id_card
 from state import SlotValues
 
 CUES: dict[str, Cues] = {
@@ -143,8 +142,7 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     if asks_for_notification(text):  # "订好了通知我": a text message once it is booked
         slots["notify"] = "sms"
     if number:
-        # full-width digits ("１１０１…", a phone's Chinese keyboard) are the same number
-        typed = unicodedata.normalize("NFKC", number.group(1)).upper()
+        typed = id_number(number.group(1))
         problem = id_card_problem(typed)
         if problem:
             invalid["passenger_id"] = f"{mask_id_card(typed)}: {problem}"

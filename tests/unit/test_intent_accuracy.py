@@ -218,3 +218,10 @@ def test_month_slash_day_and_what_is_not_one():
     assert find_date("12-31", today) == date(2024, 12, 31)
     for text in ("1/2/3", "ACC-2001", "13/5", "OD-20240618-001"):
         assert find_date(text, today) is None, text
+
+
+def test_an_id_number_in_full_width_digits_is_checked_and_stored_as_ascii():
+    from security.vault import id_card_problem, id_number  # noqa: PLC0415
+
+    assert id_card_problem("１１０１０１１９９００１０１１２３７") is None
+    assert id_number("１１０１０１１９９００１０１１２３ｘ") == "11010119900101123X"
