@@ -14,7 +14,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from graphlib import TopologicalSorter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+import yaml
 
 from contract.text_match import normalize
 from state import SlotValues
@@ -46,6 +49,10 @@ Every other key is the scenario's own, used by its describers and agents.
 
 Cues = tuple[tuple[str, float], ...]
 """Rule cues of one intent: (lower-case substring, weight)."""
+
+Examples = Mapping[str, Mapping[str, tuple[str, ...]]]
+"""Intent → language → example requests, as users say them: what the recognizer is trained on
+(``scenarios/<name>/examples.yaml``; a pack's come from its functions' docstrings)."""
 
 
 @dataclass(frozen=True)
@@ -249,6 +256,8 @@ class Scenario:
     → "50.00 元"), when the stored value is not what they said (a change is stated so)."""
     seed: Seed | None = None
     """Demo schema and rows."""
+    examples: Examples = field(default_factory=dict)
+    """Example requests per intent and language (``load_examples``): the recognizer's data."""
 
 
 class ScenarioSet:
@@ -377,6 +386,18 @@ class ScenarioSet:
         return tuple(TopologicalSorter(graph).static_order())
 
 
+def load_examples(path: Path) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Read a scenario's ``examples.yaml``: ``{INTENT: {zh: [...], en: [...]}}``."""
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for intent, by_language in raw.items():
+        out[str(intent)] = {
+            str(language): tuple(str(text) for text in texts or ())
+            for language, texts in (by_language or {}).items()
+        }
+    return out
+
+
 def _unique(seen: Mapping[str, Any] | set[str], key: str, what: str) -> None:
     if key in seen:
         msg = f"{what} {key!r} is declared by two scenarios"
@@ -390,6 +411,7 @@ __all__ = [
     "Beyond",
     "Cues",
     "Describer",
+    "Examples",
     "Scenario",
     "ScenarioSet",
     "Seed",
@@ -400,4 +422,5 @@ __all__ = [
     "TaskSpec",
     "Text",
     "Wording",
+    "load_examples",
 ]
