@@ -17,9 +17,8 @@ from graphlib import TopologicalSorter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import yaml
-
 from contract.text_match import normalize
+from language import read_yaml
 from state import SlotValues
 from tools.executor.envelope import CallRequest
 
@@ -388,12 +387,15 @@ class ScenarioSet:
 
 def load_examples(path: Path) -> dict[str, dict[str, tuple[str, ...]]]:
     """Read a scenario's ``examples.yaml``: ``{INTENT: {zh: [...], en: [...]}}``."""
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    raw = read_yaml(path)
     out: dict[str, dict[str, tuple[str, ...]]] = {}
     for intent, by_language in raw.items():
+        if not isinstance(by_language, dict):
+            msg = f"{path}: {intent} must map languages to lists of examples"
+            raise ValueError(msg)
         out[str(intent)] = {
             str(language): tuple(str(text) for text in texts or ())
-            for language, texts in (by_language or {}).items()
+            for language, texts in by_language.items()
         }
     return out
 

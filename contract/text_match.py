@@ -15,6 +15,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from language import LANGUAGES, alternation, every, lexicon
+
 _CJK_CHAR = "\u4e00-\u9fff"
 _SPACE_NEAR_CJK = re.compile(rf"(?<=[{_CJK_CHAR}])\s+|\s+(?=[{_CJK_CHAR}])")
 _APOSTROPHES = re.compile(r"['’‘`´]")
@@ -37,54 +39,21 @@ def normalize(text: str) -> str:
 
 # --- Homophones -------------------------------------------------------------------------
 # Groups of characters that share a pinyin syllable (tone ignored), as a pinyin input method
-# offers them side by side. Matching through the group's first character catches the wrong
-# pick ("推款", "专账", "鸡票", "天汽", "预越") without a pinyin dictionary. Only syllables
-# of common service words are listed; a character in no group stands for itself.
-_HOMOPHONES: dict[str, str] = {
-    "kuan": "款宽框",
-    "tui": "退推腿颓",
-    "zhuan": "转专砖赚",
-    "hao": "号好浩毫豪",
-    "yue": "约越月阅悦跃",
-    "xiao": "销消小晓效笑校",
-    "ji": "机鸡几击基急及即记",
-    "qi": "气汽器起期其奇",
-    "ding": "订定顶丁",
-    "mai": "卖买迈麦",
-    "xing": "行型形星性醒",
-    "piao": "票漂飘",
-    "dan": "单担丹但",
-    "cui": "催崔翠脆",
-    "cha": "查茶察差",
-    "yu": "预遇域雨语与鱼余于",
-    "gua": "挂瓜刮",
-    "tian": "天添田甜",
-    "zhang": "账帐仗涨",
-    "qian": "钱前浅欠",
-    "qu": "取去曲趣",
-    "song": "送宋颂松",
-    "dao": "到道倒导",
-    "wu": "物务误雾",
-    "liu": "流留刘",
-    "zhuang": "状壮撞装",
-    "jin": "进近紧今",
-    "du": "度渡读",
-    "men": "门们闷",
-    "zhen": "诊真珍阵",
-    "yi": "医衣依一",
-    "shou": "售收手受",
-    "hui": "汇会回惠",
-    "wen": "温问文稳",
-    "ban": "班办半",
-    "hang": "航杭",
-    "fei": "飞非费",
-    "tai": "态太泰台抬",
-    "tou": "投头透",
-}
+# offers them side by side: the language's lexicon (``language/<code>/lexicon.yaml``,
+# ``homophones``). Matching through the group's first character catches the wrong pick
+# ("推款" for "退款") without a pinyin dictionary; a character in no group stands for itself.
+def _homophones() -> dict[str, str]:
+    groups: dict[str, str] = {}
+    for code in LANGUAGES:
+        groups.update(lexicon(code).homophones)
+    return groups
+
+
+_HOMOPHONES = _homophones()
 _CANONICAL: dict[str, str] = {char: chars[0] for chars in _HOMOPHONES.values() for char in chars}
+_SYLLABLES = "|".join(sorted(_HOMOPHONES, key=len, reverse=True)) or r"(?!x)x"
 _PINYIN = re.compile(
-    rf"(?<=[{_CJK_CHAR}])({'|'.join(sorted(_HOMOPHONES, key=len, reverse=True))})"
-    rf"|({'|'.join(sorted(_HOMOPHONES, key=len, reverse=True))})(?=[{_CJK_CHAR}])"
+    rf"(?<=[{_CJK_CHAR}])({_SYLLABLES})|({_SYLLABLES})(?=[{_CJK_CHAR}])"
 )
 
 
@@ -101,25 +70,27 @@ def sound_alike(text: str) -> str:
 
 
 # --- Negation ---------------------------------------------------------------------------
-_CLAUSE_BREAK = re.compile(r"[,，。.!！?？;；:：、\n]|\bbut\b|\bjust\b|但是|只是|就是|只要")
-_ZH_NEGATOR = re.compile(r"不需要|不用|不要|不必|无需|不想|不是|先别|别|不")
-_NOT_NEGATORS = re.compile(r"[分区特识类个差告级性派辨鉴]别|别[人的处]|不[错少过久断仅同管]")
-"""Words that hold 别 or 不 and deny nothing: "分别啥情况" asks about each order, "不过"
-is "but"; each is blanked (same length) before the negators are looked for."""
-_EN_NEGATORS = frozenset({"dont", "no", "not", "never", "without", "stop"})
-ZH_SCOPE, EN_SCOPE = 3, 3
-"""How far (characters, words) a negator reaches forward to the cue it negates."""
+# Negators, the words that hold one and deny nothing, and what ends a negator's reach are the
+# lexicon's (``negators``, ``not_negators``, ``clause_breaks``, ``negation_scope``): a
+# negator reaches so many characters (Chinese) or words (Latin) forward within its clause.
+_CLAUSE_BREAK = re.compile(
+    rf"[,，。.!！?？;；:：、\n]|{alternation(every('clause_breaks'), whole=True)}"
+)
+_CJK_NEGATORS = tuple(w for w in every("negators") if not w.isascii())
+_LATIN_NEGATORS = frozenset(w.replace("'", "") for w in every("negators") if w.isascii())
+_ZH_NEGATOR = re.compile(alternation(_CJK_NEGATORS))
+_ONE_CHARACTER = frozenset(w for w in _CJK_NEGATORS if len(w) == 1)
+_NOT_NEGATORS = re.compile(alternation(every("not_negators"), whole=True))
+ZH_SCOPE = lexicon("zh").negation_scope
+EN_SCOPE = lexicon("en").negation_scope
 
 
 def negated(text: str, start: int) -> bool:
-    """Say whether the cue at ``start`` of normalized ``text`` is negated in its clause.
+    """Say whether the word at ``start`` of normalized ``text`` is negated in its clause.
 
-    Chinese: a negator ending at most ``ZH_SCOPE`` characters before the cue ("不要退款",
-    "不用查天气", "我不取消"); an A不A question ("要不要带伞", "会不会下雨") is not a
-    negation. "没" is deliberately not a negator: "还没到" is a complaint, not a denial.
-    English: a negator at most ``EN_SCOPE`` words before the cue ("don't want a refund", "no
-    refund"); "hasn't arrived" is a complaint, so contractions other than don't are not
-    negators. A clause break ends the scope: "不用查了，直接退款".
+    Chinese: a negator ending at most ``ZH_SCOPE`` characters before it; an A-not-A question
+    (the negator between two equal characters) is not a negation. Latin: a negator at most
+    ``EN_SCOPE`` words before it. A clause break ends the scope.
     """
     clause = text[:start]
     breaks = list(_CLAUSE_BREAK.finditer(clause))
@@ -131,11 +102,11 @@ def negated(text: str, start: int) -> bool:
             continue
         at = match.start()
         after = clause[at + 1] if at + 1 < len(clause) else text[start : start + 1]
-        if match.group().startswith("不") and at > 0 and clause[at - 1] == after:
-            continue
+        if match.group()[0] in _ONE_CHARACTER and at > 0 and clause[at - 1] == after:
+            continue  # "要不要": a question, not a denial
         return True
-    words = re.findall(r"[a-z]+", clause)
-    return any(word in _EN_NEGATORS for word in words[-(EN_SCOPE + 1) :])
+    latin = re.findall(r"[a-z]+", clause)
+    return any(word in _LATIN_NEGATORS for word in latin[-(EN_SCOPE + 1) :])
 
 
 # --- Typos in Latin words -----------------------------------------------------------------

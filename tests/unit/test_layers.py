@@ -23,7 +23,9 @@ from tests.layer_contracts import private_parts
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
 LAYERS: list[str] = next(c for c in CONFIG["contracts"] if c["id"] == "layers")["layers"]
-STATE_MAY_IMPORT = ("protocol", "jobs", "tools", "observability", "security", "storage", "config")
+STATE_MAY_IMPORT = (
+    "protocol", "jobs", "tools", "observability", "security", "storage", "language", "config",
+)
 """The packages below ``state.py`` (``below-state`` in pyproject.toml)."""
 
 

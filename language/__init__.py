@@ -1,0 +1,115 @@
+"""The languages the agent speaks, as data: a small lexicon and dialogue-act examples each.
+
+Owns ``language/<code>/lexicon.yaml`` (yes and no words, negators, clause connectors,
+homophones …) and ``language/<code>/acts.yaml`` (example sentences of each dialogue act:
+affirm, deny, never mind, greet, thanks, bye, a person, a complaint, a correction, resume,
+follow-up, out of scope). Generic code reads words only through here, so a language is added
+by adding a folder, and no natural-language word is written in code.
+
+May import nothing of the project (it sits on ``config``'s level: only ``yaml``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).parent
+LANGUAGES = ("zh", "en")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """The words of one language that generic code reads."""
+
+    code: str
+    yes: tuple[str, ...] = ()
+    no: tuple[str, ...] = ()
+    firm_no: tuple[str, ...] = ()
+    fillers: tuple[str, ...] = ()
+    question: tuple[str, ...] = ()
+    negators: tuple[str, ...] = ()
+    not_negators: tuple[str, ...] = ()
+    negation_scope: int = 3
+    clause_breaks: tuple[str, ...] = ()
+    connectors: tuple[str, ...] = ()
+    joiners: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    ordinals: Mapping[str, int] = field(default_factory=dict)
+    homophones: Mapping[str, str] = field(default_factory=dict)
+
+
+@cache
+def lexicon(code: str) -> Lexicon:
+    """The lexicon of ``code`` (``zh``, ``en``)."""
+    raw = _read(ROOT / code / "lexicon.yaml")
+    values: dict[str, object] = {"code": code}
+    for name, value in raw.items():
+        if isinstance(value, list):
+            values[name] = tuple(str(v) for v in value)
+        elif name == "ordinals" and isinstance(value, dict):
+            values[name] = {str(k): int(v) for k, v in value.items()}
+        elif isinstance(value, dict):
+            values[name] = {str(k): str(v) for k, v in value.items()}
+        elif name == "negation_scope":
+            values[name] = int(str(value))
+        else:
+            values[name] = value
+    return Lexicon(**values)  # type: ignore[arg-type]
+
+
+@cache
+def acts(code: str) -> Mapping[str, tuple[str, ...]]:
+    """Dialogue act → example sentences in ``code``."""
+    raw = _read(ROOT / code / "acts.yaml")
+    return {str(act): tuple(str(text) for text in texts or ()) for act, texts in raw.items()}
+
+
+def words(*lists: tuple[str, ...]) -> tuple[str, ...]:
+    """Words of several lists, longest first (so an alternation prefers the longer word)."""
+    return tuple(sorted({w for words in lists for w in words}, key=len, reverse=True))
+
+
+def alternation(items: tuple[str, ...], *, whole: bool = False) -> str:
+    """A regular expression matching any of ``items`` (escaped, longest first).
+
+    ``whole``: a Latin item only as a whole word (Chinese has no word boundaries).
+    """
+    parts = []
+    for item in words(items):
+        escaped = re.escape(item)
+        if whole and item[:1].isascii() and item[:1].isalnum():
+            escaped = rf"(?<![a-z0-9]){escaped}(?![a-z0-9])"
+        parts.append(escaped)
+    return "|".join(parts) if parts else r"(?!x)x"
+
+
+def every(name: str) -> tuple[str, ...]:
+    """One list of the lexicon, over every language."""
+    out: list[str] = []
+    for code in LANGUAGES:
+        value = getattr(lexicon(code), name)
+        out.extend(value)
+    return tuple(out)
+
+
+def read_yaml(path: Path) -> dict[str, object]:
+    """Read a data file with every scalar as a string ("yes", "no", "on" stay words)."""
+    if not path.exists():
+        return {}
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) or {}  # noqa: S506 - BaseLoader builds only strings, lists and mappings
+    if not isinstance(data, dict):
+        msg = f"{path}: expected a mapping"
+        raise ValueError(msg)
+    return data
+
+
+_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+_read = read_yaml
+
+__all__ = ["LANGUAGES", "Lexicon", "acts", "alternation", "every", "lexicon", "read_yaml", "words"]
