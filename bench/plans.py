@@ -41,10 +41,10 @@ from langgraph.types import Command
 
 from config.settings import Settings, get_settings
 from graph.builder import build_graph
+from planning.plans import PlanCache
 from scenarios import SCENARIOS
 from state import Context
 from storage.db import Database
-from understanding.plans import PlanCache
 
 ALICE = Context(user_id="u_10001", user_role="customer")
 VALID_ID = "110101199001011237"

@@ -5,6 +5,6 @@ Owns one module per node (``intent``, ``slot_filling``, ``propose``, ``tool``,
 routers (``routing``), what the acting nodes share (``actions``, ``confirmation``,
 ``pending``, ``plan_cache``), the generic nodes' wording (``wording``), the helpers every node
 uses (``common``) and the backends injected into them (``services``). May import
-``understanding``, ``contract``, ``state``, ``jobs``, ``tools`` and the packages below; never
-a scenario or the graph (the builder hands the scenarios in).
+``planning``, ``understanding``, ``contract``, ``state``, ``jobs``, ``tools`` and the packages
+below; never a scenario or the graph (the builder hands the scenarios in).
 """

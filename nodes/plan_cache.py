@@ -1,8 +1,8 @@
 """Learned action plans in the graph: reuse what the model planned for the same kind of request.
 
-The model planner (``understanding.planner``) costs one model call (two with a repair) each time
+The model planner (``planning.planner``) costs one model call (two with a repair) each time
 a task's slots are complete. A plan it made that then ran without a failure is kept by
-``understanding.plans.PlanCache`` as tool names and argument templates, keyed by scenario, intent,
+``planning.plans.PlanCache`` as tool names and argument templates, keyed by scenario, intent,
 slot shape and the caller's role. The next request of that kind takes the plan from the cache
 instead of asking the model:
 
@@ -39,10 +39,10 @@ from typing import Any
 
 from contract.scenario import TaskSpec
 from nodes.services import Services
+from planning.planner import evidence_names, invented_arguments, plan_call_id, scenario_cards
+from planning.plans import PlanCall, PlanInstantiationError, instantiate
 from state import AgentState, ToolCall
 from tools.registry.types import Arguments
-from understanding.planner import evidence_names, invented_arguments, plan_call_id, scenario_cards
-from understanding.plans import PlanCall, PlanInstantiationError, instantiate
 
 PLANNER_STAGE = "slot_filling"
 """The protocol stage whose ``planner`` note says where the pending calls came from."""

@@ -17,11 +17,11 @@ from contract.scenario import UNKNOWN, TaskSpec
 from nodes.common import Node, context_of, latest_user_message, message_text, protocol_message
 from nodes.services import Services
 from nodes.slot_filling import vault_sensitive
+from planning.critique import Critique, critique_failure
+from planning.planner import evidence_names, scenario_cards
 from security.intake import revealed
 from state import AgentState, Context, Overwrite, StateUpdate, ToolResult
 from understanding.commands import SetSlot, records
-from understanding.critique import Critique, critique_failure
-from understanding.planner import evidence_names, scenario_cards
 from understanding.view import view_of
 
 

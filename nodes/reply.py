@@ -22,11 +22,11 @@ from contract.scenario import ScenarioSet
 from nodes.common import Node, context_of, message_text, protocol_message
 from nodes.services import Services
 from nodes.wording import Voice
+from planning.model_reply import phrase_reply
 from security.untrusted import withhold_flagged
 from state import AgentState, Context, StateUpdate, TaskFrame, ToolResult
 from tools.executor.failures import MEANINGS, classify, reference, said
 from understanding.engine import next_frame
-from understanding.model_reply import phrase_reply
 
 _log = logging.getLogger(__name__)
 

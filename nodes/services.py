@@ -15,6 +15,7 @@ from redis import Redis
 from config.settings import Settings, get_settings
 from contract.scenario import UNKNOWN, Scenario, ScenarioSet
 from observability.audit import AuditLog
+from planning.plans import PlanCache, plan_cache
 from security.permissions import Permissions
 from storage.db import Database, data_dir
 from tools.executor.admission import RedisAdmission
@@ -26,7 +27,6 @@ from tools.registry.lifecycle import lifecycle_from_settings
 from understanding.chat import chat_model_for, node_choice, parse_choice
 from understanding.generator import CommandGenerator
 from understanding.model_recognizer import build_understanding
-from understanding.plans import PlanCache, plan_cache
 from understanding.recognizer import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, Understanding
 from understanding.rules import RuleCommandGenerator
 

@@ -22,11 +22,11 @@ from nodes.common import (
 from nodes.plan_cache import cached_calls
 from nodes.services import Services
 from nodes.wording import Voice
+from planning.planner import ModelPlan, evidence_names, plan_with_model, scenario_cards
 from security.intake import revealed
 from security.vault import TOKEN_PREFIX, IdentityVault, mask_id_card
 from state import AgentState, Context, Overwrite, SlotValues, StateUpdate, ToolCall, ToolResult
 from tools.executor.envelope import CallRequest
-from understanding.planner import ModelPlan, evidence_names, plan_with_model, scenario_cards
 
 MASKED_SUFFIX = "_masked"
 """``<slot>_masked`` holds what a person may be shown of a vaulted slot."""

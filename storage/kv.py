@@ -6,7 +6,7 @@ lifecycle and the plan cache can share one database file or one Redis without cl
 
 The stores are generic in the record they hold (``V``): the store only writes and reads JSON,
 the namespace's owner says what shape its values have (``tools.registry.lifecycle``'s status
-records and pins, ``understanding.plans``' learned plans).
+records and pins, ``planning.plans``' learned plans).
 """
 
 from __future__ import annotations

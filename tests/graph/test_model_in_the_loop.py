@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
+from planning.prompt_budget import DEFAULT_BUDGET, estimate_messages
 from tests.conftest import ALICE, say
 from tests.fakes.openai_server import Scripted
 from tests.graph.model_script import CONFIG, command, commands, content_call, intent
 from tests.helpers import default_registry, set_env
 from tools.executor.errors import TransientToolError
-from understanding.prompt_budget import DEFAULT_BUDGET, estimate_messages
 
 
 @pytest.fixture

@@ -6,13 +6,13 @@ import json
 from datetime import date
 
 from nodes.services import Services
+from planning.critique import critique_failure
+from planning.model_reply import phrase_reply
+from planning.planner import evidence_names, scenario_cards
+from planning.prompt_budget import estimate_messages
 from scenarios import SCENARIOS
 from tests.fakes.openai_server import Scripted
 from understanding.chat import make_chat_model
-from understanding.critique import critique_failure
-from understanding.model_reply import phrase_reply
-from understanding.planner import evidence_names, scenario_cards
-from understanding.prompt_budget import estimate_messages
 
 FAILED = {
     "tool": "query_order_status",

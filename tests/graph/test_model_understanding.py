@@ -8,12 +8,12 @@ from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 
 from contract.scenario import ScenarioSet
+from planning.tool_calls import call_with_repair
 from scenarios import SCENARIOS
 from tests.fakes.openai_server import Scripted, label_logprobs
 from understanding.chat import make_chat_model
 from understanding.model_recognizer import ModelUnderstanding, options_from_scenarios
 from understanding.recognizer import RuleBasedUnderstanding
-from understanding.tool_calls import call_with_repair
 
 
 @pytest.fixture(autouse=True)

@@ -15,12 +15,12 @@ import pytest
 from langgraph.types import Command
 
 from observability.audit import AuditLog, read_jsonl
+from planning.plans import PlanCache
 from tests.conftest import ALICE, BOB, fast_executor, say
 from tests.fakes.openai_server import Scripted, openai_server  # noqa: F401 - the fixture
 from tests.graph.model_script import content_call, recording
 from tests.graph.test_model_in_the_loop import stages
 from tests.helpers import default_registry, set_env
-from understanding.plans import PlanCache
 
 
 @pytest.fixture

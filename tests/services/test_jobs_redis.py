@@ -12,13 +12,13 @@ from redis import Redis
 from config.settings import Settings
 from jobs.runner import JobRunner
 from jobs.store import Job, ManualClock, RedisJobStore, job_store
+from planning.plans import PlanCache, plan_cache
 from scenarios.delivery.jobs import bulk_notification_job, delivery_job_tools
 from scenarios.sales.jobs import sales_job_tools
 from storage.db import Database
 from storage.kv import RedisKV
 from tests.helpers import default_registry
 from tools.registry.lifecycle import ToolLifecycle, lifecycle_store
-from understanding.plans import PlanCache, plan_cache
 
 pytestmark = pytest.mark.integration
 

@@ -18,12 +18,12 @@ from cli import model as local
 from config.settings import Settings
 from contract.scenario import ScenarioSet
 from eval.intent_accuracy import fixed_slice, load, measure
+from planning.prompt_budget import estimate_tokens
 from scenarios import SCENARIOS
 from tests.conftest import ALICE
 from tests.helpers import default_registry, set_env
 from understanding.chat import make_chat_model
 from understanding.model_recognizer import ModelUnderstanding, options_from_scenarios
-from understanding.prompt_budget import estimate_tokens
 from understanding.recognizer import RuleBasedUnderstanding
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]

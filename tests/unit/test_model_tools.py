@@ -1,6 +1,6 @@
 from langchain_core.messages import AIMessage
 
-from understanding.tool_calls import (
+from planning.tool_calls import (
     call_with_repair,
     calls_from_message,
     check_calls,

@@ -6,11 +6,7 @@ from dataclasses import replace
 import pytest
 
 from config.settings import Settings
-from storage.kv import MemoryKV, SQLiteKV
-from tests.helpers import default_registry
-from tools.executor.pipeline import ActionExecutor, Decision, PreparedCall
-from tools.registry.context import TaskHistory, ToolContext
-from understanding.plans import (
+from planning.plans import (
     PlanCache,
     PlanInstantiationError,
     instantiate,
@@ -19,6 +15,10 @@ from understanding.plans import (
     plan_key,
     plan_store_kind,
 )
+from storage.kv import MemoryKV, SQLiteKV
+from tests.helpers import default_registry
+from tools.executor.pipeline import ActionExecutor, Decision, PreparedCall
+from tools.registry.context import TaskHistory, ToolContext
 
 SLOTS = {"department": "皮肤科", "day": "2024-06-20", "slot_id": "S-005", "patient_name": "张三"}
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from planning.planner import portable_pattern, portable_schema
 from tests.helpers import default_registry
-from understanding.planner import portable_pattern, portable_schema
 
 
 def test_shorthand_classes_are_spelled_out_and_match_the_same_strings():

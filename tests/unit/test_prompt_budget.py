@@ -1,4 +1,4 @@
-from understanding.prompt_budget import (
+from planning.prompt_budget import (
     TaskSummary,
     bounded_messages,
     cut_summary,

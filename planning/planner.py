@@ -6,7 +6,7 @@ asked for in other words, two calls in one message). The model sees the registry
 view of the task's scenario tools (at most eight, allowed for the caller's role), the task
 summary and the recent turns, within a bounded prompt.
 
-What it answers is untrusted (``understanding.tool_calls``): native ``tool_calls`` or JSON written
+What it answers is untrusted (``planning.tool_calls``): native ``tool_calls`` or JSON written
 in ``content``; unknown tools and duplicate ids are refused; arguments that fail the tool's
 pydantic model go back to the model once; and every argument that names a thing (an order
 id, a date, an account, a city) must be a value slot filling verified or one the user's
@@ -30,12 +30,12 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
 
 from contract.scenario import ScenarioSet, TaskSpec
+from planning.prompt_budget import TaskSummary, bounded_messages
+from planning.tool_calls import ParsedCall, call_with_repair
 from state import ToolCall
 from tools.registry.cards import ToolCard, ToolRegistry
 from understanding.evidence import slot_supported
 from understanding.model_recognizer import describe_error
-from understanding.prompt_budget import TaskSummary, bounded_messages
-from understanding.tool_calls import ParsedCall, call_with_repair
 
 PLANNER_PROMPT = (
     "You plan tool calls for a customer-service agent. Call the tools that carry out the "

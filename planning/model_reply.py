@@ -1,7 +1,7 @@
 """An optional model reply, phrased from the templated answer and the results' summaries.
 
 Templates stay the default (``REACH_REPLY_MODEL`` unset). With a model configured the model
-gets a bounded prompt (``understanding.prompt_budget``): the task summary, each result envelope cut
+gets a bounded prompt (``planning.prompt_budget``): the task summary, each result envelope cut
 to its one-line summary (never its data), the recent turns, and the templated answer as the
 draft to rephrase. The model's text is used only if it is plain prose of reasonable length
 and every number in it (order ids, amounts, dates) already appears in the draft or the
@@ -17,8 +17,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.errors import GraphBubbleUp
 
+from planning.prompt_budget import TaskSummary, bounded_messages, cut_summary
 from understanding.model_recognizer import describe_error
-from understanding.prompt_budget import TaskSummary, bounded_messages, cut_summary
 
 REPLY_PROMPT = (
     "You are a customer-service agent. Rewrite the draft answer for the customer in a "

@@ -9,7 +9,7 @@ which answers with structured JSON (``CRITIQUE_SCHEMA``, a grammar on local serv
 
 The answer is validated like any model output: the action must be one of the five, a tool
 must be one the task may use, arguments must pass the tool's pydantic model and every named
-value must be evidenced (``understanding.planner.invented_arguments``). Anything else, or a
+value must be evidenced (``planning.planner.invented_arguments``). Anything else, or a
 model failure, leaves the rules' decision in place, and the protocol says why.
 """
 
@@ -25,11 +25,11 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
 
 from config.limits import JsonValue
+from planning.planner import invented_arguments, plan_call_id
+from planning.prompt_budget import TaskSummary, bounded_messages
 from state import ToolCall
 from tools.registry.cards import ToolCard
 from understanding.model_recognizer import describe_error
-from understanding.planner import invented_arguments, plan_call_id
-from understanding.prompt_budget import TaskSummary, bounded_messages
 
 Action = Literal["retry", "fix_arguments", "other_tool", "ask", "give_up"]
 ACTIONS: tuple[str, ...] = ("retry", "fix_arguments", "other_tool", "ask", "give_up")
