@@ -71,16 +71,13 @@ def echo_rules(body: dict[str, Any]) -> Scripted | None:
 def _rules_reading(text: str) -> list[dict[str, Any]]:
     from datetime import date  # noqa: PLC0415
 
-    from contract.scenario import ScenarioSet  # noqa: PLC0415
-    from understanding.recognizer import RuleBasedUnderstanding  # noqa: PLC0415
-    from understanding.rules import RuleCommandGenerator  # noqa: PLC0415
+    from nodes.services import Services  # noqa: PLC0415
     from understanding.view import DialogueView  # noqa: PLC0415
 
-    catalog = ScenarioSet(SCENARIOS)
     today = date(2024, 6, 18)
-    rules = RuleCommandGenerator(
-        catalog, RuleBasedUnderstanding(catalog, today=lambda: today), today=lambda: today
-    )
+    services = Services(scenarios=SCENARIOS)
+    services.settings = services.settings.model_copy(update={"today": today})
+    rules = services.rule_commands
     out = []
     for command in rules.generate(text, DialogueView()).commands:
         intent = getattr(command, "intent", None) or "none"

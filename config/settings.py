@@ -48,6 +48,18 @@ class Settings(BaseSettings):
     today: date | None = Field(None, alias="REACH_TODAY")
     """A fixed "today" (demos, tests); ``None`` is the real date."""
 
+    # ---- understanding (issue 37) ----------------------------------------------------------
+    embeddings: str = Field("e5", alias="REACH_EMBEDDINGS")
+    """Sentence embeddings of the example recognizer: ``e5`` (bundled multilingual-e5-small,
+    offline) or ``openai:<model>`` at ``embeddings_url``."""
+    embeddings_url: str | None = Field(None, alias="REACH_EMBEDDINGS_URL")
+    """An OpenAI-compatible embeddings endpoint (``.../v1``) for ``openai:<model>``."""
+    cache_dir: Path = Field(
+        Path.home() / ".cache" / "agent-reach", alias="REACH_CACHE_DIR"
+    )
+    """Examples' vectors and trained recognizers, keyed by their data: shared by every data
+    directory and process of the machine (no user's message is kept there)."""
+
     # ---- model (issue 9) -----------------------------------------------------------------
     model: str = Field("rules", alias="REACH_MODEL")
     """``rules`` (offline, the default), ``local`` (the fetched local model) or a model name."""

@@ -1,10 +1,10 @@
 """The scenario contract: everything a capability brings, declared in one place.
 
 A scenario folder exports ``SCENARIO``, a ``Scenario``: its tasks, tool cards, role grants,
-rule cues, slot extractor, wording and result describers, and optionally sub-agents and seed
-data. The generic nodes read a ``ScenarioSet`` built from the scenarios a graph was given and
-never name an intent, slot or tool themselves, so adding a tool touches one folder and a new
-scenario is one new folder.
+example requests (what the recognizer learns each task from), slot extractor, wording and
+result describers, and optionally sub-agents and seed data. The generic nodes read a
+``ScenarioSet`` built from the scenarios a graph was given and never name an intent, slot or
+tool themselves, so adding a tool touches one folder and a new scenario is one new folder.
 """
 
 from __future__ import annotations
@@ -45,9 +45,6 @@ Wording = Mapping[str, Text]
 - ``reason.<code>``: a reason code of an invalid value, said to the user.
 Every other key is the scenario's own, used by its describers and agents.
 """
-
-Cues = tuple[tuple[str, float], ...]
-"""Rule cues of one intent: (lower-case substring, weight)."""
 
 Examples = Mapping[str, Mapping[str, tuple[str, ...]]]
 """Intent → language → example requests, as users say them: what the recognizer is trained on
@@ -112,10 +109,6 @@ class SlotExtractor(Protocol):
     def __call__(self, text: str, intent: str, *, today: date) -> SlotResult:
         """Return the slots of ``intent`` present in ``text``."""
         ...
-
-
-Support = Callable[[str], Iterable[tuple[str, float, str]]]
-"""Entities in a message that support intents: yields (intent, weight, evidence label)."""
 
 
 class Speaker(Protocol):
@@ -197,13 +190,12 @@ class Beyond:
 
     "帮我退掉这张机票" is about flights, but no tool refunds a ticket; read as the nearest
     task, it started a booking and asked for a passenger's ID number. Said plainly, it is
-    handed to a person with a sentence that says why (wording ``beyond.<name>``).
+    handed to a person with a sentence that says why (wording ``beyond.<name>``). How it is
+    said is data: the examples of ``beyond.<name>`` in the scenario's ``examples``.
     """
 
     name: str
-    """Names its sentence, ``beyond.<name>``, and the hand-off's ``request``."""
-    pattern: re.Pattern[str]
-    """How it is said; searched in the message as normalized (``contract.text_match``)."""
+    """Names its sentence, ``beyond.<name>``, its examples and the hand-off's ``request``."""
 
 
 @dataclass(frozen=True)
@@ -228,18 +220,12 @@ class Scenario:
     """Tool cards for the main agent's registry."""
     grants: Mapping[str, frozenset[str]]
     """Role → the permissions this scenario's tools need (``domain:action``)."""
-    cues: Mapping[str, Cues]
-    """Intent → weighted rule cues."""
     extract: SlotExtractor
     """The slot extractor for its intents."""
     wording: Wording
     """Its sentences, zh and en (see ``Wording`` for the keys the generic nodes read)."""
     describe: Mapping[str, Describer]
     """Tool → describer of its results."""
-    support: Support | None = None
-    """Entities that support its intents (an order number, a city, an account)."""
-    topic_cues: tuple[str, ...] = ()
-    """Words about the scenario in general: they raise each of its intents equally."""
     agents: Mapping[str, AgentFactory] = field(default_factory=dict)
     """Sub-agents by node name; each becomes one node of the graph."""
     agent_cards: Mapping[str, tuple[ToolCard, ...]] = field(default_factory=dict)
@@ -296,15 +282,6 @@ class ScenarioSet:
         """Return the task of ``intent``, or ``None`` for an unknown one."""
         return self.tasks.get(intent or "")
 
-    def beyond(self, text: str) -> Beyond | None:
-        """Return the request ``text`` makes that no task here serves, if it makes one."""
-        lowered = normalize(text)
-        for scenario in self.scenarios:
-            for request in scenario.beyond:
-                if request.pattern.search(lowered):
-                    return request
-        return None
-
     def bare_request(self, text: str) -> str | None:
         """Return the intent a message that is only a value asks for (``Scenario.bare``)."""
         lowered = normalize(text)
@@ -346,10 +323,6 @@ class ScenarioSet:
             for role, permissions in scenario.grants.items():
                 merged.setdefault(role, set()).update(permissions)
         return merged
-
-    def cues(self) -> dict[str, Cues]:
-        """Return intent → cues, for every intent."""
-        return {intent: s.cues.get(intent, ()) for intent, s in self.scenario_of.items()}
 
     def wording(self, key: str, language: str, *, prefer: Scenario | None = None) -> str | None:
         """Return a scenario sentence, or ``None`` when no scenario has ``key``.
@@ -411,7 +384,6 @@ __all__ = [
     "UNKNOWN",
     "AgentFactory",
     "Beyond",
-    "Cues",
     "Describer",
     "Examples",
     "Scenario",
@@ -420,7 +392,6 @@ __all__ = [
     "SlotExtractor",
     "SlotResult",
     "Speaker",
-    "Support",
     "TaskSpec",
     "Text",
     "Wording",

@@ -37,6 +37,21 @@ def normalize(text: str) -> str:
     return _SPACE_NEAR_CJK.sub("", folded)
 
 
+def _fold_char(char: str) -> str:
+    folded = unicodedata.normalize("NFKC", char).lower()
+    return folded if len(folded) == 1 else char.lower()
+
+
+@lru_cache(maxsize=4096)
+def fold(text: str) -> str:
+    """``text`` in lower case with full-width forms folded, character for character.
+
+    Unlike ``normalize`` it keeps every position, so a span found in it is the same span of
+    the text as the user wrote it (names keep their capitals there).
+    """
+    return "".join(_fold_char(char) for char in text)
+
+
 # --- Homophones -------------------------------------------------------------------------
 # Groups of characters that share a pinyin syllable (tone ignored), as a pinyin input method
 # offers them side by side: the language's lexicon (``language/<code>/lexicon.yaml``,
@@ -52,9 +67,7 @@ def _homophones() -> dict[str, str]:
 _HOMOPHONES = _homophones()
 _CANONICAL: dict[str, str] = {char: chars[0] for chars in _HOMOPHONES.values() for char in chars}
 _SYLLABLES = "|".join(sorted(_HOMOPHONES, key=len, reverse=True)) or r"(?!x)x"
-_PINYIN = re.compile(
-    rf"(?<=[{_CJK_CHAR}])({_SYLLABLES})|({_SYLLABLES})(?=[{_CJK_CHAR}])"
-)
+_PINYIN = re.compile(rf"(?<=[{_CJK_CHAR}])({_SYLLABLES})|({_SYLLABLES})(?=[{_CJK_CHAR}])")
 
 
 @lru_cache(maxsize=4096)
@@ -105,7 +118,7 @@ def negated(text: str, start: int) -> bool:
         if match.group()[0] in _ONE_CHARACTER and at > 0 and clause[at - 1] == after:
             continue  # "要不要": a question, not a denial
         return True
-    latin = re.findall(r"[a-z]+", clause)
+    latin = [w.replace("'", "").replace("’", "") for w in re.findall(r"[a-z'’]+", clause)]
     return any(word in _LATIN_NEGATORS for word in latin[-(EN_SCOPE + 1) :])
 
 

@@ -78,7 +78,28 @@ STORE = Scenario(
         ),
     ),
     grants={"customer": frozenset({"store:read"})},
-    cues={"QUERY_STORE_HOURS": (("营业时间", 1.2), ("几点开门", 1.2), ("opening hours", 1.2))},
+    examples={
+        "QUERY_STORE_HOURS": {
+            "zh": (
+                "门店几点开门",
+                "你们店营业时间是几点到几点",
+                "北京门店几点关门",
+                "上海的店今天开到几点",
+                "门店营业时间",
+                "店里晚上几点打烊",
+                "周末门店开不开",
+                "请问实体店几点营业",
+            ),
+            "en": (
+                "what are your store opening hours",
+                "when does the shanghai store open",
+                "what time does the store close tonight",
+                "is the beijing shop open on sunday",
+                "store hours please",
+                "until when is your shop open",
+            ),
+        }
+    },
     extract=extract,
     wording={
         "intent.QUERY_STORE_HOURS": {"zh": "查询门店营业时间", "en": "check store hours"},

@@ -28,10 +28,10 @@ from typing import Any, NotRequired, TypedDict
 
 from config.settings import get_settings
 from contract.scenario import ScenarioSet
+from nodes.services import Services
 from scenarios import SCENARIOS
 from understanding.chat import chat_model_for
 from understanding.model_recognizer import ModelUnderstanding, options_from_scenarios
-from understanding.recognizer import RuleBasedUnderstanding
 
 LABELS = Path(__file__).with_name("intents.jsonl")
 UNKNOWN = "UNKNOWN"
@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     catalog = ScenarioSet(SCENARIOS)
-    rules = RuleBasedUnderstanding(catalog)
+    rules = Services(scenarios=catalog).recognizer
     rows = load()
     if args.limit:
         rows = fixed_slice(rows, args.limit)

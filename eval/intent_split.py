@@ -16,10 +16,9 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from contract.scenario import ScenarioSet
 from eval.intent_accuracy import LABELS, IntentReport, Labelled, load, measure
+from nodes.services import Services
 from scenarios import SCENARIOS
-from understanding.recognizer import RuleBasedUnderstanding
 
 HOLDOUT = Path(__file__).with_name("intents_holdout.jsonl")
 HELD_OUT_EVERY = 5
@@ -43,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--errors", action="store_true", help="list tuning-part errors")
     args = parser.parse_args(argv)
-    rules = RuleBasedUnderstanding(ScenarioSet(SCENARIOS))
+    rules = Services(scenarios=SCENARIOS).recognizer
     rows = load(LABELS)
     tune, held = split(rows)
     reports = {

@@ -31,6 +31,8 @@ class Lexicon:
     yes: tuple[str, ...] = ()
     no: tuple[str, ...] = ()
     firm_no: tuple[str, ...] = ()
+    opening_yes: tuple[str, ...] = ()
+    opening_no: tuple[str, ...] = ()
     fillers: tuple[str, ...] = ()
     question: tuple[str, ...] = ()
     negators: tuple[str, ...] = ()
@@ -42,6 +44,23 @@ class Lexicon:
     after: tuple[str, ...] = ()
     ordinals: Mapping[str, int] = field(default_factory=dict)
     homophones: Mapping[str, str] = field(default_factory=dict)
+    numerals: str = ""
+    """Characters of numbers written in the language's own script."""
+    number_words: Mapping[str, int] = field(default_factory=dict)
+    number_scales: Mapping[str, int] = field(default_factory=dict)
+    number_and: tuple[str, ...] = ()
+    """Words that join the parts of a number said in words ("two hundred and five")."""
+    units: tuple[str, ...] = ()
+    """Words that may follow a number as part of its value ("元", "号", "yuan", "st")."""
+    value_words: tuple[str, ...] = ()
+    """Words that are a value on their own (tomorrow, Monday, afternoon, June)."""
+    months: Mapping[str, int] = field(default_factory=dict)
+    value_leads: tuple[str, ...] = ()
+    """Words that belong to the value after them ("the 21st")."""
+    relative_days: Mapping[str, int] = field(default_factory=dict)
+    """Words for a day counted from today, with the count."""
+    date_marks: Mapping[str, str] = field(default_factory=dict)
+    """``year``, ``month``, ``day`` → the characters that follow each in a written date."""
 
 
 @cache
@@ -52,7 +71,7 @@ def lexicon(code: str) -> Lexicon:
     for name, value in raw.items():
         if isinstance(value, list):
             values[name] = tuple(str(v) for v in value)
-        elif name == "ordinals" and isinstance(value, dict):
+        elif name in _NUMBERED and isinstance(value, dict):
             values[name] = {str(k): int(v) for k, v in value.items()}
         elif isinstance(value, dict):
             values[name] = {str(k): str(v) for k, v in value.items()}
@@ -67,7 +86,13 @@ def lexicon(code: str) -> Lexicon:
 def acts(code: str) -> Mapping[str, tuple[str, ...]]:
     """Dialogue act → example sentences in ``code``."""
     raw = _read(ROOT / code / "acts.yaml")
-    return {str(act): tuple(str(text) for text in texts or ()) for act, texts in raw.items()}
+    out: dict[str, tuple[str, ...]] = {}
+    for act, texts in raw.items():
+        if not isinstance(texts, list):
+            msg = f"{code}/acts.yaml: {act} must be a list of sentences"
+            raise ValueError(msg)
+        out[str(act)] = tuple(str(text) for text in texts)
+    return out
 
 
 def words(*lists: tuple[str, ...]) -> tuple[str, ...]:
@@ -109,6 +134,7 @@ def read_yaml(path: Path) -> dict[str, object]:
     return data
 
 
+_NUMBERED = frozenset({"ordinals", "number_words", "number_scales", "months", "relative_days"})
 _LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 _read = read_yaml
 

@@ -20,7 +20,7 @@ from state import ToolCall, ToolResult
 from tools.executor.envelope import CallRequest
 from tools.executor.pipeline import ActionExecutor, Decision, PreparedCall
 from tools.registry.context import ToolContext
-from understanding.yesno import is_plain_answer
+from understanding.lexical import plain_answer
 
 Planned = PreparedCall | ToolResult
 """A prepared call, or the error envelope that preparing it returned."""
@@ -93,7 +93,7 @@ def confirm_then_run(
         if preface:
             request["question"] = f"{preface}\n{request['question']}"
         outcome.answer = answer if answer is not None else interrupt(request)
-        if isinstance(outcome.answer, str) and not is_plain_answer(outcome.answer):
+        if isinstance(outcome.answer, str) and plain_answer(outcome.answer) is None:
             # "no wait, make it 50", "no, June 21": more than a yes or a no, so understanding
             # reads it; nothing runs, neither the old values nor a refusal of them
             outcome.reread = outcome.answer

@@ -32,7 +32,7 @@ from security.pii import mask_pii
 from security.vault import TOKEN_PREFIX
 from tools.executor.pipeline import Decision, PreparedCall
 from tools.registry.types import ValidatedArguments
-from understanding.yesno import read_answer
+from understanding.lexical import plain_answer
 
 HITLDecisionType = Literal["approve", "edit", "reject", "respond"]
 
@@ -254,7 +254,7 @@ def read_decision(answer: Any) -> Decision:
 
 def _read_words(text: str) -> Decision | None:
     """Read the user's own words; a question or anything unclear is ``None``."""
-    answer = read_answer(text)
+    answer = plain_answer(text)
     return None if answer is None else Decision(answer)
 
 

@@ -25,10 +25,11 @@ from tools.executor.stores import MemoryResultCache, SQLiteIdempotencyStore
 from tools.registry.cards import ToolCard, ToolRegistry
 from tools.registry.lifecycle import lifecycle_from_settings
 from understanding.chat import chat_model_for, node_choice, parse_choice
+from understanding.embeddings import shared_embeddings
 from understanding.generator import CommandGenerator
 from understanding.model_recognizer import build_understanding
-from understanding.recognizer import CONFIDENCE_THRESHOLD, RuleBasedUnderstanding, Understanding
-from understanding.rules import RuleCommandGenerator
+from understanding.reader import Reader
+from understanding.recognizer import CONFIDENCE_THRESHOLD, Recognizer, Understanding
 
 MAIN_AGENT = "main"
 
@@ -126,7 +127,8 @@ class Services:
     confidence_threshold: float = CONFIDENCE_THRESHOLD
     """Below this, the intent goes to reflect-refine."""
     rules: Understanding | None = None
-    """The rule-based recognizer every model falls back on; built from the scenarios."""
+    """The example recognizer every model falls back on; trained on the scenarios' examples
+    and the languages' dialogue acts when omitted."""
     plan_cache: PlanCache | None = None
     """Learned action plans (``nodes.plan_cache``); built from the settings when omitted."""
     commands: CommandGenerator | None = None
@@ -144,7 +146,7 @@ class Services:
         if not isinstance(self.scenarios, ScenarioSet):
             self.scenarios = ScenarioSet(self.scenarios)
         if self.rules is None:
-            self.rules = RuleBasedUnderstanding(self.scenarios, today=self.today)
+            self.rules = self.recognizer
         if self.understanding is None:
             self.understanding = self.understand_for(node_choice(self.settings, "intent"))
         if self.registry is None:
@@ -231,11 +233,29 @@ class Services:
         )
 
     @cached_property
-    def rule_commands(self) -> RuleCommandGenerator:
-        """The rule generator every model generator falls back on."""
-        assert isinstance(self.rules, RuleBasedUnderstanding)
-        return RuleCommandGenerator(
-            self.catalog, self.rules, threshold=self.confidence_threshold, today=self.today
+    def recognizer(self) -> Recognizer:
+        """Tasks and dialogue acts, learned from the examples when the graph is built."""
+        settings = self.settings
+        key = settings.api_key.get_secret_value() if settings.api_key else None
+        embeddings = shared_embeddings(
+            settings.embeddings,
+            url=settings.embeddings_url,
+            api_key=key,
+            cache_dir=settings.cache_dir,
+        )
+        return Recognizer(
+            self.catalog,
+            embeddings,
+            cache_dir=settings.cache_dir,
+            threshold=self.confidence_threshold,
+            today=self.today,
+        )
+
+    @cached_property
+    def rule_commands(self) -> Reader:
+        """The default reader (no model), which every model generator falls back on."""
+        return Reader(
+            self.catalog, self.recognizer, threshold=self.confidence_threshold, today=self.today
         )
 
     @cached_property

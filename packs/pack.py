@@ -33,7 +33,7 @@ from tools.registry.cards import ToolCard
 
 if TYPE_CHECKING:
     from packs.understanding import PackCommandGenerator
-    from understanding.rules import RuleCommandGenerator
+    from understanding.reader import RuleCommandGenerator
 
 RESULT_CHARS = 1500
 """How much of a result's JSON a reply carries (the rest is cut, and said so)."""
@@ -136,7 +136,6 @@ def scenario_of(name: str, cards: Sequence[ToolCard], *, roles: Iterable[str]) -
         tasks=tasks,
         cards=tuple(cards),
         grants={role: permissions for role in roles},
-        cues={},
         extract=_no_rules,
         wording=_wording(cards),
         describe={card.name: describe_result for card in cards},

@@ -48,7 +48,7 @@ from understanding.commands import (
     Start,
 )
 from understanding.model_recognizer import describe_error
-from understanding.rules import RuleCommandGenerator
+from understanding.reader import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 
 KINDS = ("start", "set", "correct", "cancel", "confirm", "reject", "handoff", "cannot_tell")

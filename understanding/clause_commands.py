@@ -3,10 +3,9 @@
 ``FoundSlots`` is a clause's slot values read against what its task already knows (a change,
 a fill of a missing slot, several values of one slot); ``ClauseGroup`` is clauses read as one
 request; ``starts_for`` turns a clause's reading into ``Start`` commands (one per value of a
-slot named twice); ``after_previous`` says whether a clause waits for the one before it
-("订好了通知我"); ``carry_over`` gives a clause the value an earlier one named ("它", "第一个");
-``offer_taken`` reads a plain yes to the one value a question offered. Used by
-``understanding.rules``.
+slot named twice); ``carry_over`` gives a clause the value an earlier one named ("它",
+"第一个"); ``offer_taken`` reads a plain yes to the one value a question offered. Used by
+``understanding.reader``.
 """
 
 from __future__ import annotations
@@ -18,9 +17,9 @@ from typing import Any
 
 from state import SlotValues
 from understanding.commands import CannotTell, Command, SetSlot, Start
+from understanding.lexical import ordinal, plain_answer
 from understanding.recognizer import IntentResult
 from understanding.view import DialogueView
-from understanding.yesno import is_plain_answer, read_answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +33,10 @@ class FoundSlots:
     """Values that replace a different one the task already had."""
     fills: bool = False
     """Gives (or names an invalid value for) a slot the task still misses."""
+    ambiguous: tuple[str, ...] = ()
+    """Slots the message names two different new values for ("60 or 70"): ask again."""
+    valued: bool = False
+    """Some value of the message reads as one of the task's slots on its own."""
 
 
 @dataclass
@@ -82,19 +85,9 @@ def starts_for(
     ]
 
 
-_AFTER = re.compile(
-    r"好了|完了|之后|以后|然后|成功后|\bonce\b|\bafter\b|\bwhen (?:it'?s )?done\b", re.I
-)
-
-
 def before_colon(part: str) -> str:
     """What a clause asks, without the text it quotes after a colon ("发短信：餐品将延迟送达")."""
     return re.split(r"[:：]", part, maxsplit=1)[0]
-
-
-def after_previous(part: str) -> bool:
-    """Tell whether a clause waits for the one before it ("订好了通知我")."""
-    return _AFTER.search(part) is not None
 
 
 def cannot_tell(result: IntentResult) -> CannotTell:
@@ -102,24 +95,6 @@ def cannot_tell(result: IntentResult) -> CannotTell:
     return CannotTell(
         candidates=result.candidates, confidence=result.confidence, evidence=result.evidence
     )
-
-
-_ORDINAL = re.compile(
-    r"第\s*([一二三123])\s*(?:个|单|笔|家)|(前|头|后)一?(?:个|单)"
-    r"|\bthe (first|second|third|former|latter)(?: one)?\b",
-    re.IGNORECASE,
-)
-_PLACES = {"一": 0, "1": 0, "前": 0, "头": 0, "first": 0, "former": 0, "二": 1, "2": 1}
-_PLACES |= {"second": 1, "三": 2, "3": 2, "third": 2, "后": -1, "latter": -1}
-
-
-def ordinal(part: str) -> int | None:
-    """The place a clause points at ("催一下第一个" → 0, "the latter" → -1), if any."""
-    found = _ORDINAL.search(part)
-    if found is None:
-        return None
-    word = next(g for g in found.groups() if g)
-    return _PLACES[word.lower()]
 
 
 def carry_over(
@@ -162,7 +137,7 @@ def offer_taken(text: str, view: DialogueView) -> SetSlot | None:
     waiting = view.waiting
     if waiting is None or not waiting.offered:
         return None
-    if read_answer(text) != "approve" or not is_plain_answer(text):
+    if plain_answer(text) != "approve":
         return None
     taken = {k: v for k, v in waiting.offered.items() if k in waiting.missing}
     if not taken:

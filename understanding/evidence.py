@@ -15,6 +15,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from contract.scenario import UNKNOWN
+from language import LANGUAGES, lexicon
 from understanding.recognizer import IntentResult
 
 P_NO_LOGPROBS = 0.7
@@ -29,22 +30,24 @@ def normalize(text: str) -> str:
     return re.sub(r"[\s\-_.,:;'\"，。：；、()（）#]", "", folded)
 
 
-_EN_MONTHS = (
-    "january february march april may june july august september october november december"
-).split()
+def _lexicons() -> tuple[dict[str, int], list[tuple[str, int]], dict[str, str]]:
+    months: dict[str, int] = {}
+    relative: dict[str, int] = {}
+    marks: dict[str, str] = {"year": "", "month": "", "day": ""}
+    for code in LANGUAGES:
+        words = lexicon(code)
+        months.update({name.lower(): n for name, n in words.months.items()})
+        relative.update(words.relative_days)
+        for part, chars in words.date_marks.items():
+            marks[part] = marks.get(part, "") + chars
+    longest_first = sorted(relative.items(), key=lambda item: len(item[0]), reverse=True)
+    return months, longest_first, marks
 
 
-_RELATIVE = (
-    ("大后天", 3),
-    ("后天", 2),
-    ("明天", 1),
-    ("明日", 1),
-    ("今天", 0),
-    ("今日", 0),
-    ("day after tomorrow", 2),
-    ("tomorrow", 1),
-    ("today", 0),
-)
+_MONTHS, _RELATIVE, _MARKS = _lexicons()
+_YEAR_MARK = re.escape(_MARKS["year"])
+_MONTH_MARK = re.escape(_MARKS["month"])
+_DAY_MARK = re.escape(_MARKS["day"])
 
 
 def resolvable_dates(text: str, today: date) -> set[date]:
@@ -58,27 +61,26 @@ def resolvable_dates(text: str, today: date) -> set[date]:
         except ValueError:
             pass
 
-    for y, m, d in re.findall(r"(20\d{2})\s*[-/年.]\s*(\d{1,2})\s*[-/月.]\s*(\d{1,2})", text):
+    full = rf"(20\d{{2}})\s*[-/.{_YEAR_MARK}]\s*(\d{{1,2}})\s*[-/.{_MONTH_MARK}]\s*(\d{{1,2}})"
+    for y, m, d in re.findall(full, text):
         add(int(y), int(m), int(d))
-    for m, d in re.findall(r"(\d{1,2})\s*月\s*(\d{1,2})\s*[日号號]?", text):
-        add(today.year, int(m), int(d))
+    if _MONTH_MARK:
+        days = rf"[{_DAY_MARK}]?" if _DAY_MARK else ""
+        for m, d in re.findall(rf"(\d{{1,2}})\s*[{_MONTH_MARK}]\s*(\d{{1,2}})\s*{days}", text):
+            add(today.year, int(m), int(d))
     for m, d in re.findall(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?![\d/])", text):
         add(today.year, int(m), int(d))
-    months = "|".join(_EN_MONTHS) + "|" + "|".join(name[:3] for name in _EN_MONTHS)
+    months = "|".join(sorted(_MONTHS, key=len, reverse=True))
     for name, d in re.findall(rf"\b({months})\.?\s+(\d{{1,2}})", lowered):
-        add(today.year, _month_number(name), int(d))
-    for d, name in re.findall(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({months})\b", lowered):
-        add(today.year, _month_number(name), int(d))
+        add(today.year, _MONTHS[name], int(d))
+    for d, name in re.findall(rf"\b(\d{{1,2}})[a-z]{{0,2}}\s+(?:\w+\s+)?({months})\b", lowered):
+        add(today.year, _MONTHS[name], int(d))
     remaining = lowered
     for word, offset in _RELATIVE:
         if word in remaining:
             found.add(today + timedelta(days=offset))
             remaining = remaining.replace(word, " ")
     return found
-
-
-def _month_number(name: str) -> int:
-    return next(i for i, full in enumerate(_EN_MONTHS, start=1) if full.startswith(name[:3]))
 
 
 def _numbers(text: str) -> set[float]:

@@ -62,9 +62,9 @@ from understanding.evidence import (
 from understanding.generator import CommandGenerator
 from understanding.model_prompt import TaskOption, implied_task, situation, task_options
 from understanding.model_recognizer import describe_error
+from understanding.reader import RuleCommandGenerator
 from understanding.recognizer import IntentResult
 from understanding.reconcile import Placed, Proposal, on_stack, settle, split_values
-from understanding.rules import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 
 FALLBACK_DISCOUNT = 0.8

@@ -1,47 +1,47 @@
-"""Understanding a user message: intent with a calibrated confidence, and slots.
+"""Which task or dialogue act a message (or a clause of it) is, learned from examples.
 
-``Understanding`` is the interface the graph depends on. ``RuleBasedUnderstanding`` is the
-offline implementation; it reads the cues, entity support and slot extractors of the
-scenarios it is given and names none of them itself. A model-backed one implements the same
-three methods.
+``Recognizer`` is trained when the graph is built, on data: every task's example requests
+(``Scenario.examples``: a scenario's ``examples.yaml``, a pack's docstrings), each task's own
+name in every language, the requests a scenario knows but cannot serve (``beyond.<name>``),
+and each language's dialogue acts (``language/<code>/acts.yaml``: yes, no, never mind,
+hello, thanks, bye, a person, a complaint, "that's wrong", resume, "what about …", and out
+of scope). The classifier (``understanding.classifier``) reads sentence embeddings and
+character n-grams (Chinese homophones folded first, so "推款" is "退款"); its probabilities
+are calibrated, so a confidence below the graph's 0.6 means the reading is unsure.
 
-Confidence is not a constant. Each intent collects weighted cues; the confidence is a
-logistic function of the best score and of its margin over the runner-up, so a message with
-one clear cue scores high, a message with cues for two intents scores near the 0.6
-threshold, and a message with no cue scores low.
+Labels are intents (``CHECK_ORDER_STATUS`` …), ``act.<name>`` and ``beyond.<name>``.
+``classify`` answers the older ``Understanding`` protocol (an intent and a confidence).
 """
 
 from __future__ import annotations
 
-import math
 import re
+import threading
 import unicodedata
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
-from functools import lru_cache
-from typing import Literal, Protocol
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
-from contract.scenario import UNKNOWN, ScenarioSet, SlotResult
-from contract.text_match import close_word, negated, normalize, openings, sound_alike
+from contract.scenario import LANGUAGES, UNKNOWN, ScenarioSet, SlotResult
+from contract.text_match import normalize, sound_alike
+from language import acts
+from understanding.classifier import ExampleClassifier, Ranked
+from understanding.embeddings import CachedEmbeddings
 
 Language = Literal["zh", "en"]
 CONFIDENCE_THRESHOLD = 0.6
-TOPIC_WEIGHT = 0.4
-"""What one general topic word ("订单", "order") adds to each of its scenario's intents."""
-FUZZY_WEIGHT = 0.8
-"""What a typo-tolerant match of a cue counts, relative to an exact one, when reconsidering."""
-CLASSIFY_FUZZY_WEIGHT = 0.4
-"""The same on a first look: a typo names the intent but keeps it below the threshold unless
-other evidence agrees, so a guess from a misspelling is confirmed before it acts."""
-
-WEAK_EVIDENCE_MIN = 0.6
-"""Below this, an intent backed by no cue of its own (only a topic word such as "订单", or an
-entity such as a bare city or order number) is not named: "北京有什么好玩的" and "how do I
-change my delivery address" are about a city and an order, but ask for none of the tasks."""
-
-# Logistic calibration: logit = BIAS + W_SCORE * best + W_MARGIN * (best - runner_up).
-BIAS, W_SCORE, W_MARGIN = -2.5, 1.5, 2.5
+ACT = "act."
+BEYOND = "beyond."
+OUT_OF_SCOPE = "act.out_of_scope"
+CANDIDATE_FLOOR = 0.02
+"""A task this likely is among the ones an unclear message may mean (asked about by name)."""
+PAIR_FLOOR = 0.2
+"""Two tasks each this likely, and together sure, are asked about by name: "A or B?"."""
+RANKED_CACHE = 4096
+"""Messages whose reading is kept in memory (a reading is recomputed only when new)."""
 
 
 @dataclass(frozen=True)
@@ -55,20 +55,19 @@ class IntentResult:
     language: Language | None
     """The message's language, or ``None`` when it has no words (a bare order id)."""
     evidence: tuple[str, ...] = ()
-    """The cues that matched."""
+    """What the reading rests on."""
     candidates: tuple[str, ...] = ()
-    """Intents with any support, best first, for a clarifying question."""
+    """Intents, likeliest first, for a clarifying question."""
     source: str = "rules"
-    """Who answered: ``rules`` or ``model`` (a model's failure is answered by the rules)."""
+    """Who answered: ``rules`` (the example recognizer) or ``model``."""
     error: str | None = None
     """Why a configured model's answer was not used; the protocol records it."""
     cued: bool = False
-    """The intent has a cue of its own in the message, not only a topic word or an entity
-    (an order number, a city): a clause that names a request, not one that answers one."""
+    """The words themselves name the task (not only a value in them): sure on their own."""
 
 
 class Understanding(Protocol):
-    """What the intent, reflect-refine and slot-filling nodes need from a recognizer."""
+    """What intent recognition offers the graph: an intent, a second look, slots."""
 
     def classify(self, text: str) -> IntentResult:
         """Recognize the intent of ``text`` on its own."""
@@ -86,8 +85,8 @@ class Understanding(Protocol):
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_LATIN_WORD = re.compile(r"(?<![A-Za-z0-9-])[A-Za-z]{2,}(?![A-Za-z0-9]|-\d)")
-"""A word, not the letters of a code ("ACC-2001", "OD-20240618-001" say no language)."""
+_LATIN_WORD = re.compile(r"(?<![A-Za-z0-9-])[A-Za-z]{2,}(?![A-Za-z0-9]|-\d|\s?\d)")
+"""A word, not the letters of a code ("ACC-2001", "OD 20240618-001" say no language)."""
 
 
 def detect_language(text: str) -> Language | None:
@@ -95,51 +94,150 @@ def detect_language(text: str) -> Language | None:
     if _CJK.search(normalize(text)):
         return "zh"
     plain = unicodedata.normalize("NFKC", text)
-    words = [w for w in _LATIN_WORD.findall(plain) if w.upper() != "OD"]
-    return "en" if words else None
+    return "en" if _LATIN_WORD.search(plain) else None
 
 
-def calibrate(best: float, runner_up: float) -> float:
-    """Map cue scores to a probability that the best intent is right."""
-    best = min(best, 2.0)
-    margin = min(best - runner_up, 1.5)
-    return 1.0 / (1.0 + math.exp(-(BIAS + W_SCORE * best + W_MARGIN * margin)))
+def training_data(catalog: ScenarioSet) -> list[tuple[str, str]]:
+    """Every (text, label) the recognizer learns from, in a stable order."""
+    out: list[tuple[str, str]] = []
+    for scenario in catalog.scenarios:
+        cards = {card.name: card for card in scenario.cards}
+        for task in scenario.tasks:
+            for language in LANGUAGES:
+                name = scenario.wording.get(f"intent.{task.intent}", {}).get(language)
+                if name:
+                    out.append((name, task.intent))
+            card = cards.get(task.tool)
+            if card is not None:  # the tool's own description says what the task is for
+                out.extend((said, task.intent) for said in _described(card))
+        for label, by_language in scenario.examples.items():
+            for language in sorted(by_language):
+                out.extend((text, label) for text in by_language[language])
+    for language in LANGUAGES:
+        for act, texts in acts(language).items():
+            out.extend((text, f"{ACT}{act}") for text in texts)
+    return out
 
 
-class RuleBasedUnderstanding:
-    """Offline, deterministic understanding over the scenarios' cues (Chinese and English)."""
+def _described(card: Any) -> list[str]:
+    """The card's description and when-to-use, each a sentence a request may resemble."""
+    said = []
+    for text in (card.description, card.when_to_use):
+        first = (text or "").strip().split("\n\n")[0].strip()
+        if first:
+            said.append(first[:200])
+    return said
 
-    def __init__(self, scenarios: ScenarioSet, *, today: Callable[[], date] = date.today) -> None:
-        """Read cues, support and extractors from ``scenarios``; dates count from ``today``."""
-        self.scenarios = scenarios
+
+def _view(text: str) -> str:
+    return sound_alike(normalize(text))
+
+
+class Recognizer:
+    """Labels messages and clauses with tasks, dialogue acts and requests beyond us."""
+
+    def __init__(
+        self,
+        catalog: ScenarioSet,
+        embeddings: CachedEmbeddings,
+        *,
+        cache_dir: Path | None = None,
+        threshold: float = CONFIDENCE_THRESHOLD,
+        today: Callable[[], date] = date.today,
+    ) -> None:
+        """Train on ``catalog``'s examples and the languages' acts (or load a former run's)."""
+        self.catalog = catalog
+        self.threshold = threshold
         self.today = today
-        self._cue_table: _CueTable | None = None
+        self._examples = training_data(catalog)
+        self._classifier = ExampleClassifier.train(
+            self._examples,
+            embeddings,
+            view=_view,
+            view_name="homophones",
+            cache_dir=cache_dir,
+        )
+        self._ranked: OrderedDict[str, Ranked] = OrderedDict()
+        self._lock = threading.Lock()
+        self.intents = frozenset(catalog.intents)
 
-    def _table(self) -> _CueTable:
-        """Prepare the cues once: normalizing and compiling them per message cost 40% of a turn."""
-        if self._cue_table is None:
-            self._cue_table = _CueTable.of(self.scenarios)
-        return self._cue_table
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Every label it knows."""
+        return self._classifier.labels
 
+    # ---- reading ------------------------------------------------------------------------------
+    def read(self, texts: Sequence[str]) -> list[Ranked]:
+        """Every label of each text, likeliest first (memoized per text)."""
+        keys = [normalize(text) for text in texts]
+        with self._lock:
+            known = {key: self._ranked[key] for key in keys if key in self._ranked}
+        todo = [key for key in dict.fromkeys(keys) if key not in known]
+        if todo:
+            fresh = dict(zip(todo, self._classifier.rank(todo), strict=True))
+            known.update(fresh)
+            with self._lock:
+                self._ranked.update(fresh)
+                while len(self._ranked) > RANKED_CACHE:
+                    self._ranked.popitem(last=False)
+        return [known[key] for key in keys]
+
+    def tasks_of(self, ranked: Ranked) -> Ranked:
+        """The same reading over the tasks alone."""
+        return ranked.among(lambda label: label in self.intents)
+
+    def is_task(self, label: str) -> bool:
+        """The label is an intent served here."""
+        return label in self.intents
+
+    # ---- the ``Understanding`` protocol ----------------------------------------------------
     def classify(self, text: str) -> IntentResult:
-        """Score every intent's cues and calibrate the best one's confidence."""
-        return self._score(text, fuzzy=CLASSIFY_FUZZY_WEIGHT)
+        """The likeliest task of ``text``; ``UNKNOWN`` when an act or nothing is likelier."""
+        ranked = self.read([text])[0]
+        return self.result(text, ranked)
+
+    def result(self, text: str, ranked: Ranked) -> IntentResult:
+        """``ranked`` as an ``IntentResult``."""
+        language = detect_language(text)
+        candidates = tuple(
+            label
+            for label, p in zip(ranked.labels, ranked.probs, strict=True)
+            if self.is_task(label) and p >= CANDIDATE_FLOOR
+        )[:3]
+        if not self.is_task(ranked.best):
+            top_task = max(
+                (
+                    p
+                    for label, p in zip(ranked.labels, ranked.probs, strict=True)
+                    if self.is_task(label)
+                ),
+                default=0.0,
+            )
+            return IntentResult(
+                intent=UNKNOWN,
+                confidence=round(top_task, 3),  # how sure of any task: not at all
+                language=language,
+                evidence=(ranked.best,),
+                candidates=candidates,
+            )
+        sure = ranked.confidence >= self.threshold
+        return IntentResult(
+            intent=ranked.best,
+            confidence=round(ranked.confidence, 3),
+            language=language,
+            evidence=(f"like the examples of {ranked.best}",),
+            candidates=candidates,
+            cued=sure,
+        )
 
     def reconsider(
         self, text: str, *, pending_intent: str | None, missing_slots: list[str]
     ) -> IntentResult:
-        """Re-examine with context, then with fuzzy cue matching for typos.
-
-        A message that supplies exactly what a pending task asked for continues that task.
-        """
+        """A second look: what the waiting task asked for, then the tasks alone."""
         language = detect_language(text)
-        if self.scenarios.task(pending_intent) is not None and pending_intent and missing_slots:
+        if pending_intent and self.catalog.task(pending_intent) is not None and missing_slots:
             found = self.extract_slots(text, pending_intent)
-            named = {
-                *found.slots,
-                *found.invalid,
-                *(k for reading in found.either for k in reading),
-            }
+            named = {*found.slots, *found.invalid, *(k for r in found.either for k in r)}
             if named & set(missing_slots):
                 return IntentResult(
                     intent=pending_intent,
@@ -148,240 +246,62 @@ class RuleBasedUnderstanding:
                     evidence=("answers the pending question",),
                     candidates=(pending_intent,),
                 )
-        return self._score(text, fuzzy=FUZZY_WEIGHT)
+        ranked = self.read([text])[0]
+        tasks = [
+            (label, p)
+            for label, p in zip(ranked.labels, ranked.probs, strict=True)
+            if self.is_task(label)
+        ]
+        if not tasks:
+            return self.result(text, ranked)
+        (first, p1), (second, p2) = tasks[0], tasks[1] if len(tasks) > 1 else ("", 0.0)
+        if p1 >= self.threshold:
+            intent, confidence = first, p1
+        elif p1 + p2 >= self.threshold and p2 >= PAIR_FLOOR:
+            intent, confidence = UNKNOWN, p1  # one of two: asked which (never the whole list)
+        else:
+            intent, confidence = UNKNOWN, p1
+        candidates = tuple(label for label, p in tasks[:3] if p >= CANDIDATE_FLOOR)
+        if intent == UNKNOWN and p1 + p2 >= self.threshold and p2 >= PAIR_FLOOR:
+            candidates = (first, second)
+        return IntentResult(
+            intent=intent,
+            confidence=round(confidence, 3),
+            language=language,
+            evidence=(f"nearest task {first}",),
+            candidates=candidates,
+            cued=False,
+        )
 
     def extract_slots(self, text: str, intent: str) -> SlotResult:
         """Find the slots ``intent`` needs with its scenario's extractor."""
-        return self.scenarios.extract(text, intent, today=self.today())
-
-    def _score(self, text: str, *, fuzzy: float) -> IntentResult:
-        """Add up cue weights per intent; ``fuzzy`` is what a typo-tolerant match counts.
-
-        Cues match the normalized text (see ``contract.text_match``); a negated cue counts
-        nothing ("不要退款" is not a refund request); a cue found only through a typo (a
-        homophone, a pinyin syllable, a swapped letter) counts ``fuzzy`` of its weight.
-        """
-        normal = normalize(text)
-        sound = sound_alike(normal)
-        words = re.findall(r"[a-z]+", normal)
-        scores: dict[str, float] = {}
-        evidence: list[str] = []
-        table = self._table()
-        candidates = table.candidates(normal, sound, words, fuzzy=bool(fuzzy))
-        for group, (intent, cues) in enumerate(table.intents):
-            found = candidates.get(group)
-            if not found:
-                scores[intent] = 0
-                continue
-            matcher = _Matcher(normal, sound, words, fuzzy)
-            scores[intent] = sum(matcher.match(cues[index], evidence) for index in found)
-        specific = {intent for intent, score in scores.items() if score > 0}
-        for group, (intents, cues) in enumerate(table.topics, start=len(table.intents)):
-            found = candidates.get(group)
-            if not found:
-                continue
-            matcher = _Matcher(normal, sound, words, fuzzy)
-            topic = sum(matcher.match(cues[index], evidence) for index in found)
-            if topic:
-                for intent in intents:
-                    scores[intent] += topic
-        for scenario in self.scenarios.scenarios:
-            if scenario.support is None:
-                continue
-            for intent, weight, label in scenario.support(text):
-                if intent in scores:
-                    scores[intent] += weight
-                    if label not in evidence:
-                        evidence.append(label)
-        ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)
-        best_intent, best = ranked[0] if ranked else (UNKNOWN, 0.0)
-        runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
-        if best <= 0 or (best_intent not in specific and best < WEAK_EVIDENCE_MIN):
-            return IntentResult(
-                intent=UNKNOWN,
-                confidence=round(calibrate(0.0, 0.0), 3),
-                language=detect_language(text),
-                evidence=tuple(evidence),
-                candidates=tuple(intent for intent, _ in ranked if intent in specific),
-            )
-        return IntentResult(
-            intent=best_intent,
-            confidence=round(calibrate(best, runner_up), 3),
-            language=detect_language(text),
-            evidence=tuple(evidence),
-            candidates=tuple(intent for intent, _ in ranked if intent in specific),
-            cued=best_intent in specific,
-        )
+        return self.catalog.extract(text, intent, today=self.today())
 
 
-@dataclass(frozen=True)
-class _Cue:
-    """One cue as matched: normalized, compiled, and its homophone form, computed once."""
-
-    text: str
-    weight: float
-    pattern: re.Pattern[str]
-    heard: str
-    """``sound_alike`` of the cue, for homophone typos."""
-    homophone: bool
-    """A Chinese cue of two characters or more: a homophone of it counts (fuzzily)."""
-    latin_word: bool
-    """A one-word Latin cue: a misspelled word counts (fuzzily)."""
-
-    @classmethod
-    def of(cls, cue: str, weight: float) -> _Cue:
-        """Prepare ``cue``."""
-        normal = normalize(cue)
-        return cls(
-            text=normal,
-            weight=weight,
-            pattern=_cue_pattern(normal),
-            heard=sound_alike(normal),
-            homophone=len(normal) >= 2 and _CJK.search(normal) is not None,
-            latin_word=" " not in normal,
-        )
+def example_counts(catalog: ScenarioSet) -> Mapping[str, int]:
+    """How many examples each label has (for ``reach doctor`` and tests)."""
+    counts: dict[str, int] = {}
+    for _, label in training_data(catalog):
+        counts[label] = counts.get(label, 0) + 1
+    return counts
 
 
-@dataclass(frozen=True)
-class _CueTable:
-    """Every intent's cues and every scenario's topic words, longest first.
-
-    Longest first, each match consumed, so "还没到" does not also count "没到".
-    """
-
-    intents: tuple[tuple[str, tuple[_Cue, ...]], ...]
-    topics: tuple[tuple[tuple[str, ...], tuple[_Cue, ...]], ...]
-    """Per scenario: its intents, and its topic words (each worth ``TOPIC_WEIGHT``)."""
-    by_first: dict[str, tuple[tuple[str, int, int], ...]] = field(default_factory=dict)
-    """First character of a cue → (cue, group, index): groups are the intents, then the
-    topics, in order; ``index`` is the cue's place in its group."""
-    heard_by_first: dict[str, tuple[tuple[str, int, int], ...]] = field(default_factory=dict)
-    """The same for homophone cues, by their ``heard`` form."""
-    by_opening: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
-    """First two letters of a one-word Latin cue → (group, index)."""
-
-    def candidates(
-        self, normal: str, sound: str, words: list[str], *, fuzzy: bool
-    ) -> dict[int, list[int]]:
-        """Return, per group, the cues that can match this message, in their order.
-
-        A cue absent from the message adds nothing and changes nothing, so only those
-        that can match are tried: about 350 cues were looked at one by one for every
-        message, when a handful share a character with it. A cue can match when its text
-        is in the message, or, looking fuzzily, when its homophone form is in the sound of
-        the message or its first two letters open one of the message's words.
-        """
-        found: dict[int, set[int]] = {}
-        for char in set(normal):
-            for text, group, index in self.by_first.get(char, ()):
-                if text in normal:
-                    found.setdefault(group, set()).add(index)
-        if fuzzy:
-            for char in set(sound):
-                for heard, group, index in self.heard_by_first.get(char, ()):
-                    if heard in sound:
-                        found.setdefault(group, set()).add(index)
-            for opening in {o for word in words for o in openings(word)}:
-                for group, index in self.by_opening.get(opening, ()):
-                    found.setdefault(group, set()).add(index)
-        return {group: sorted(indexes) for group, indexes in found.items()}
-
-    @classmethod
-    def of(cls, scenarios: ScenarioSet) -> _CueTable:
-        """Prepare the cues of ``scenarios``."""
-        intents = tuple(
-            (
-                intent,
-                tuple(
-                    _Cue.of(cue, weight)
-                    for cue, weight in sorted(cues, key=lambda item: len(item[0]), reverse=True)
-                ),
-            )
-            for intent, cues in scenarios.cues().items()
-        )
-        topics = tuple(
-            (
-                tuple(task.intent for task in scenario.tasks),
-                tuple(
-                    _Cue.of(cue, TOPIC_WEIGHT)
-                    for cue in sorted(scenario.topic_cues, key=len, reverse=True)
-                ),
-            )
-            for scenario in scenarios.scenarios
-        )
-        groups = [cues for _, cues in intents] + [cues for _, cues in topics]
-        by_first: dict[str, list[tuple[str, int, int]]] = {}
-        heard_by_first: dict[str, list[tuple[str, int, int]]] = {}
-        by_opening: dict[str, list[tuple[int, int]]] = {}
-        for group, cues in enumerate(groups):
-            for index, cue in enumerate(cues):
-                if cue.text:
-                    by_first.setdefault(cue.text[0], []).append((cue.text, group, index))
-                if cue.homophone and cue.heard:
-                    heard_by_first.setdefault(cue.heard[0], []).append((cue.heard, group, index))
-                if cue.latin_word:
-                    by_opening.setdefault(cue.text[:2], []).append((group, index))
-        return cls(
-            intents=intents,
-            topics=topics,
-            by_first={key: tuple(value) for key, value in by_first.items()},
-            heard_by_first={key: tuple(value) for key, value in heard_by_first.items()},
-            by_opening={key: tuple(value) for key, value in by_opening.items()},
-        )
+def labels_of(ranked: Iterable[Ranked]) -> list[str]:
+    """The best label of each reading."""
+    return [r.best for r in ranked]
 
 
-class _Matcher:
-    """Find cues in one message, consuming what each match covers (longest cues first)."""
-
-    def __init__(self, normal: str, sound: str, words: list[str], fuzzy: float) -> None:
-        self.normal, self.sound, self.words, self.fuzzy = normal, sound, words, fuzzy
-        self.openings = {o for word in words for o in openings(word)}
-        """A typo keeps a word's first two letters (``close_word``, ``openings``): other cues
-        need no look."""
-
-    def match(self, cue: _Cue, evidence: list[str]) -> float:
-        """Return what ``cue`` adds: its weight, nothing when negated, less for a typo."""
-        # a substring test first: most cues are absent, and the pattern only narrows it
-        positions = (
-            [m.start() for m in cue.pattern.finditer(self.normal)]
-            if cue.text in self.normal
-            else []
-        )
-        if positions:
-            self.normal = cue.pattern.sub(lambda m: "\0" * len(m.group()), self.normal)
-            self.sound = self.sound.replace(cue.heard, "\0" * len(cue.text))
-            if all(negated(self.normal, at) for at in positions):
-                evidence.append(f"not {cue.text}")
-                return 0.0
-            evidence.append(cue.text)
-            return cue.weight
-        if not self.fuzzy:
-            return 0.0
-        if cue.homophone and cue.heard in self.sound:
-            positions = _positions(self.sound, cue.heard)
-            self.sound = self.sound.replace(cue.heard, "\0" * len(cue.heard))
-            if all(negated(self.sound, at) for at in positions):
-                return 0.0
-            evidence.append(f"~{cue.text}")
-            return cue.weight * self.fuzzy
-        if cue.latin_word and cue.text[:2] in self.openings and close_word(cue.text, self.words):
-            evidence.append(f"~{cue.text}")
-            return cue.weight * self.fuzzy
-        return 0.0
-
-
-@lru_cache(maxsize=2048)
-def _cue_pattern(cue: str) -> re.Pattern[str]:
-    """Match a cue as written; a Latin cue starts a word, and a short one is a whole word.
-
-    So "hot" is not found in "hotel", nor "rush" in "brush", while "reimburse" still finds
-    "reimbursed" and "track" finds "帮我track一下".
-    """
-    if not cue[:1].isascii() or not cue[:1].isalpha():
-        return re.compile(re.escape(cue))
-    end = r"(?![a-z])" if len(cue.strip()) <= 4 else ""
-    return re.compile(rf"(?<![a-z]){re.escape(cue)}{end}")
-
-
-def _positions(text: str, part: str) -> list[int]:
-    return [m.start() for m in re.finditer(re.escape(part), text)]
+__all__ = [
+    "ACT",
+    "BEYOND",
+    "CONFIDENCE_THRESHOLD",
+    "OUT_OF_SCOPE",
+    "IntentResult",
+    "Language",
+    "Recognizer",
+    "Understanding",
+    "detect_language",
+    "example_counts",
+    "labels_of",
+    "training_data",
+]

@@ -3,7 +3,7 @@
 From the trajectory (τ²'s messages) and the task:
 
 - **writes**: calls of a tool the domain marks ``ToolType.WRITE`` that reached τ²;
-- **unconfirmed writes**: a write not preceded by the user's yes (``understanding.yesno``
+- **unconfirmed writes**: a write not preceded by the user's yes (``understanding.lexical``
   reads the user's latest message before the call; a question, a no or anything else is not
   a yes) to an agent message just before it;
 - **off-gold writes** (policy-breaking or wrong): a write that succeeded and matches none of
@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from math import comb
 from typing import Any
 
-from understanding.yesno import read_answer
+from understanding.lexical import plain_answer
 
 _ARGUMENT_ERROR = re.compile(
     r"validation error|missing \d* ?required|unexpected keyword|got an unexpected|"
@@ -111,7 +111,7 @@ def figures(
                     last_user_text is not None
                     and last_agent_text is not None
                     and last_agent_text < last_user_text[0]
-                    and read_answer(last_user_text[1]) == "approve"
+                    and plain_answer(last_user_text[1]) == "approve"
                 )
                 if not yes:
                     out.unconfirmed_writes += 1

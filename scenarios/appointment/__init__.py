@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from contract.scenario import Scenario, TaskSpec
+from pathlib import Path
+
+from contract.scenario import Scenario, TaskSpec, load_examples
 from scenarios.appointment import understanding
 from scenarios.appointment.agent import AGENT, make_appointment_node
 from scenarios.appointment.cancel import CANCEL_TOOLS, suggest_appointment
@@ -11,6 +13,7 @@ from scenarios.appointment.tools import APPOINTMENT_TOOLS
 from scenarios.appointment.wording import DESCRIBE, WORDING, offered_day, slot_to_reask
 
 SCENARIO = Scenario(
+    examples=load_examples(Path(__file__).parent / "examples.yaml"),
     name="appointment",
     tasks=(
         TaskSpec(
@@ -30,8 +33,6 @@ SCENARIO = Scenario(
     ),
     cards=(*APPOINTMENT_TOOLS, *CANCEL_TOOLS),
     grants={"customer": frozenset({"appointment:book", "appointment:cancel"})},
-    cues=understanding.CUES,
-    support=understanding.support,
     extract=understanding.extract,
     wording=WORDING,
     describe=DESCRIBE,

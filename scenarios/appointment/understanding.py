@@ -3,58 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import date
 
-from contract.scenario import Cues, SlotResult
-from contract.text_match import normalize
+from contract.scenario import SlotResult
 from scenarios.dates import find_date, is_past
 from state import SlotValues
 
-CUES: dict[str, Cues] = {
-    "CANCEL_APPOINTMENT": (
-        ("取消预约", 2.0),
-        ("取消挂号", 2.0),
-        ("取消就诊", 2.0),
-        ("退号", 2.0),
-        ("不去看了", 1.2),
-        ("预约取消", 2.0),
-        ("cancel my appointment", 2.0),
-        ("cancel the appointment", 2.0),
-        ("cancel an appointment", 2.0),
-        ("cancel appointment", 2.0),
-    ),
-    "BOOK_APPOINTMENT": (
-        ("挂号", 1.2),
-        ("预约", 1.0),
-        ("看病", 1.0),
-        ("看医生", 1.0),
-        ("门诊", 1.0),
-        ("就诊", 1.0),
-        ("就医", 1.0),
-        ("专家号", 1.2),
-        ("还有号", 1.0),
-        ("有号吗", 1.0),
-        ("有号没", 1.0),
-        ("有没有号", 1.0),
-        ("牙医", 1.0),
-        ("看牙", 1.0),
-        ("挂一个", 0.6),
-        ("挂个", 0.6),
-        ("医院", 0.6),
-        ("医生", 0.4),
-        ("大夫", 0.4),
-        ("约个", 0.4),
-        ("约一下", 0.4),
-        ("appointment", 1.2),
-        ("see a doctor", 1.2),
-        ("skin doctor", 1.0),
-        ("doctor", 0.4),
-        ("dentist", 0.6),
-        ("schedule", 0.4),
-        ("clinic", 0.4),
-    ),
-}
 DEPARTMENTS = {
     "内科": "内科",
     "儿科": "儿科",
@@ -71,14 +25,6 @@ DEPARTMENTS = {
     "小孩看病": "儿科",
 }
 """Department names as users say them → the clinic's name."""
-DEPARTMENT_SUPPORT = 0.5
-"""A department name supports an appointment."""
-SEE_DEPARTMENT_SUPPORT = 0.5
-"""Going to see a department, or booking it ("看个内科", "约明天的儿科", "book a pediatrics
-visit"), is an appointment."""
-SPLIT_VERB_SUPPORT = 1.2
-"""挂…号 with words in between ("挂一个皮肤科的号", "挂个明天上午的内科号") is 挂号."""
-_SPLIT_VERB = re.compile(r"挂[^，,。.!！?？]{0,12}?号")
 _SEE = r"(?:看|挂|约|预约|book|make|schedule|see|get)[^，,。.!！?？]{0,8}?"
 _ANY_DEPARTMENT = re.compile(
     _SEE
@@ -114,37 +60,6 @@ ELSEWHERE_WORDS = {"牙医": "牙科", "看牙": "牙科", "dentist": "dentistry
 """Words for a department this clinic does not have, said without naming it."""
 
 
-_CANCEL = re.compile(
-    r"(?:取消|退掉?|不要)(?:了|掉)?(?:\s*ap-?\w+\s*)?.{0,8}?(?:预约|挂号|的号|这个号)"
-    r"|(?:预约|挂号|号|科)(?:的)?.{0,2}?取消"
-    r"|\b(?:cancel|call off|drop)\b[^,.!?]{0,30}?"
-    r"\b(?:ap+oi?nt?ments?|appts?|bookings?|reservations?|visit)\b"
-    r"|\b(?:ap+oi?nt?ment|appt|booking|reservation)\b[^,.!?]{0,12}?\bcancel"
-)
-"""取消 with the appointment it names, words between, either way round ("取消内科的预约",
-"退掉明天的号", "把明天的皮肤科取消掉", "cancel my doctor's appointment tomorrow", "cancel my
-booking", misspelt "apointment" or cut to "appt": the clinic's are the only bookings this agent
-cancels; a flight's goes to a person, ``scenarios.flights``)."""
-CANCEL_SUPPORT = 2.0
-"""As strong as 取消预约 itself: a department named in it is the one to cancel, not to book."""
-
-
-def support(text: str) -> Iterator[tuple[str, float, str]]:
-    """A department in the message supports an appointment; 取消 … 预约 its cancellation."""
-    lowered = normalize(text)
-    if _CANCEL.search(lowered):
-        yield "CANCEL_APPOINTMENT", CANCEL_SUPPORT, "取消…预约"
-        return
-    named = [name for name in DEPARTMENTS if name in lowered]
-    if named:
-        yield "BOOK_APPOINTMENT", DEPARTMENT_SUPPORT, "department"
-        if any(re.search(_SEE + re.escape(name), lowered) for name in named):
-            yield "BOOK_APPOINTMENT", SEE_DEPARTMENT_SUPPORT, "see a department"
-    elif _ANY_DEPARTMENT.search(lowered):  # as much as seeing a department it knows
-        yield "BOOK_APPOINTMENT", DEPARTMENT_SUPPORT, "department"
-        yield "BOOK_APPOINTMENT", SEE_DEPARTMENT_SUPPORT, "see a department"
-    if _SPLIT_VERB.search(lowered) and "挂号" not in lowered:
-        yield "BOOK_APPOINTMENT", SPLIT_VERB_SUPPORT, "挂…号"
 
 
 PERIOD_WORDS = (

@@ -7,9 +7,10 @@ background job); its cues and extractor live in ``jobs`` and are merged here.
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 from typing import Any
 
-from contract.scenario import Scenario, SlotResult, TaskSpec
+from contract.scenario import Scenario, SlotResult, TaskSpec, load_examples
 from scenarios.delivery import jobs, understanding
 from scenarios.delivery.seed import SEED
 from scenarios.delivery.suggest import suggest_order
@@ -19,7 +20,7 @@ from scenarios.delivery.wording import DESCRIBE, WORDING
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:
     """Extract with the bulk notification's extractor for its intent, else the orders'."""
-    if intent in jobs.CUES:
+    if intent == "NOTIFY_CUSTOMERS":
         return jobs.extract_notify(text, intent, today=today)
     return understanding.extract(text, intent, today=today)
 
@@ -32,6 +33,7 @@ def _order_task(intent: str, tool: str, **more: Any) -> TaskSpec:
 
 
 SCENARIO = Scenario(
+    examples=load_examples(Path(__file__).parent / "examples.yaml"),
     name="delivery",
     tasks=(
         _order_task(
@@ -61,11 +63,8 @@ SCENARIO = Scenario(
         ),
         "agent": frozenset({"order:read", "order:urge", "order:any", "notify:bulk"}),
     },
-    cues={**understanding.CUES, **jobs.CUES},
     beyond=understanding.BEYOND,
     bare=understanding.BARE,
-    topic_cues=understanding.TOPIC_CUES,
-    support=understanding.support,
     extract=extract,
     wording={**WORDING, **jobs.WORDING},
     describe={**DESCRIBE, **jobs.DESCRIBE},

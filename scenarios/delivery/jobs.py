@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from config.limits import JsonValue
-from contract.scenario import Cues, Describer, SlotResult, Speaker, Wording
+from contract.scenario import Describer, SlotResult, Speaker, Wording
 from jobs.bodies import JOBS, RunnerSource, job_database, runner_of, start_job
 from jobs.runner import JobBody, JobContext, JobRunner
 from jobs.store import JobAnswer, JobParams, JobResult
@@ -266,23 +266,6 @@ DELIVERY_JOB_TOOLS: tuple[ToolCard, ...] = (bulk_card(),)
 
 # ---- understanding and wording of NOTIFY_CUSTOMERS ----------------------------------------
 
-CUES: dict[str, Cues] = {
-    "NOTIFY_CUSTOMERS": (
-        ("所有配送中", 1.6),
-        ("所有客户", 1.4),
-        ("群发", 1.6),
-        ("批量通知", 1.6),
-        ("批量发", 1.4),
-        ("客户发短信", 1.4),
-        ("客户发消息", 1.4),
-        ("客户发通知", 1.4),
-        ("notify all customers", 2.0),
-        ("all customers", 1.4),
-        ("every customer", 1.4),
-        ("bulk", 1.2),
-        ("mass message", 1.4),
-    ),
-}
 
 _DELIVERING = re.compile(r"配送中|派送中|在途|in delivery|out for delivery|being delivered")
 _SMS = re.compile(r"短信|sms|text message|by text", re.IGNORECASE)

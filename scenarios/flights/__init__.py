@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from contract.scenario import Scenario, TaskSpec
+from pathlib import Path
+
+from contract.scenario import Scenario, TaskSpec, load_examples
 from scenarios.flights import understanding
 from scenarios.flights.seed import SEED
 from scenarios.flights.tools import FLIGHT_TOOLS
 from scenarios.flights.wording import DESCRIBE, WORDING
 
 SCENARIO = Scenario(
+    examples=load_examples(Path(__file__).parent / "examples.yaml"),
     name="flights",
     tasks=(
         TaskSpec(
@@ -28,10 +31,8 @@ SCENARIO = Scenario(
     ),
     cards=FLIGHT_TOOLS,
     grants={"customer": frozenset({"flight:book"})},
-    cues=understanding.CUES,
     beyond=understanding.BEYOND,
     extract=understanding.extract,
-    support=understanding.support,
     wording=WORDING,
     describe=DESCRIBE,
     seed=SEED,

@@ -3,37 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import date
 
-from contract.scenario import Beyond, Cues, SlotResult
-from contract.text_match import normalize
+from contract.scenario import Beyond, SlotResult
 from scenarios.dates import find_date, is_past
 from scenarios.gazetteer import city_pattern
 from scenarios.notify import asks_for_notification
 from security.vault import id_card_problem, id_number, mask_id_card
 from state import SlotValues
 
-CUES: dict[str, Cues] = {
-    "BOOK_FLIGHT": (
-        ("机票", 1.2),
-        ("订票", 1.2),
-        ("张票", 1.0),  # "订一张票", "买张票": flights are the only tickets sold here
-        ("航班", 1.0),
-        ("坐飞机", 1.0),
-        ("飞机", 0.4),
-        ("乘客", 0.4),
-        ("身份证", 0.4),
-        ("book a flight", 1.2),
-        ("flight", 1.0),
-        ("plane ticket", 1.2),
-        ("fly to", 1.0),
-        ("fly from", 1.0),
-        ("passenger", 0.4),
-        ("ticket", 0.4),
-        ("机位", 0.4),
-    ),
-}
 FLY_SUPPORT, ROUTE_SUPPORT, TICKET_SUPPORT = 1.0, 0.6, 1.0
 """Flying to a city is a flight request ("明天飞广州", "fly to Beijing"); a bare route
 ("from Shanghai to Chengdu", "从上海到北京") only supports one: it could be a train. A ticket
@@ -69,26 +47,6 @@ _ID_NUMBER = re.compile(r"(?<![0-9])(\d{17}[\dXx])(?![0-9])")
 
 _FLIGHT_NO = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9]\d{3,4}(?![A-Za-z0-9-])", re.IGNORECASE)
 """A flight number (CA1858, MU5101, 3U8881); codes with a dash (ACC-, OD-, AP-) are not."""
-
-
-def support(text: str) -> Iterator[tuple[str, float, str]]:
-    """Flying to or from a city supports a flight booking; a route from A to B a little."""
-    cities = city_pattern()
-    normal = normalize(text)
-    if re.search(
-        rf"(?:飞往?|(?:fly|flying|flight|flights)\s+(?:to|from)\s*)(?:{cities})", normal, re.I
-    ):
-        yield "BOOK_FLIGHT", FLY_SUPPORT, "fly to a city"
-    elif re.search(rf"(?:订|买)[^，,。]{{0,8}}?(?:去|到|飞)(?:{cities})[^，,。]{{0,4}}?票", normal):
-        yield "BOOK_FLIGHT", TICKET_SUPPORT, "a ticket to a city"
-    elif re.search(
-        rf"(?:订|买|\bbook\b)[^，,。]{{0,10}}?(?:{cities})\s*(?:到|去|飞|→|->|-|\bto\b)\s*(?:{cities})",
-        normal,
-        re.I,
-    ):
-        yield "BOOK_FLIGHT", TICKET_SUPPORT, "book a route"
-    elif re.search(rf"(?:从|from\s+)(?:{cities})\s*(?:出发)?\s*(?:到|去|to\s)", normal, re.I):
-        yield "BOOK_FLIGHT", ROUTE_SUPPORT, "route"
 
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:
@@ -151,25 +109,7 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     return SlotResult(slots=slots, invalid=invalid)
 
 
-BEYOND = (
-    Beyond(
-        "flight_change",
-        re.compile(
-            r"退票|改签|退(?:掉|了)?[^，,。.!！?？]{0,6}?机票|取消[^，,。.!！?？]{0,6}?(?:机票|航班)"
-            r"|机票[^，,。.!！?？]{0,4}?(?:退|取消|改)|(?:改|换)(?:一下)?[^，,。.!！?？]{0,4}?航班"
-            r"|\b(?:cancel|refund|change|reschedule|rebook)\b[^,.!?]{0,20}?"
-            r"\b(?:flight|plane ticket|air ?ticket|ticket)s?\b"
-        ),
-    ),
-    Beyond(
-        "group_booking",
-        re.compile(
-            r"[两二三四五六七八九2-9]\s*张[^，,。.!！?？]{0,8}?票"
-            r"|(?:订|买)\s*(?:[两二三四五2-5])\s*(?:个人|位)"
-            r"|\b(?:two|three|four|five|[2-9]) (?:tickets|seats|passengers)\b"
-        ),
-    ),
-)
+BEYOND = (Beyond("flight_change"), Beyond("group_booking"))
 """Refunding, changing or cancelling a ticket: no tool here does it (a person does); nor
 booking for several passengers at once ("订两张明天的票": a booking is one passenger's, and
 booking one would not be what was asked)."""

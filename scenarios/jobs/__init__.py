@@ -7,12 +7,15 @@ a job reaches the thread without a question too (``nodes.job_update``).
 
 from __future__ import annotations
 
-from contract.scenario import Scenario, TaskSpec
+from pathlib import Path
+
+from contract.scenario import Scenario, TaskSpec, load_examples
 from scenarios.jobs import understanding
 from scenarios.jobs.tools import JOB_TOOLS
 from scenarios.jobs.wording import DESCRIBE, WORDING
 
 SCENARIO = Scenario(
+    examples=load_examples(Path(__file__).parent / "examples.yaml"),
     name="jobs",
     tasks=(
         TaskSpec(
@@ -24,7 +27,6 @@ SCENARIO = Scenario(
     ),
     cards=JOB_TOOLS,
     grants={"analyst": frozenset({"job:read"}), "agent": frozenset({"job:read"})},
-    cues=understanding.CUES,
     extract=understanding.extract,
     wording=WORDING,
     describe=DESCRIBE,

@@ -7,8 +7,9 @@ The question task's cues and extractor are in ``understanding``; the export task
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
-from contract.scenario import Scenario, SlotResult, TaskSpec
+from contract.scenario import Scenario, SlotResult, TaskSpec, load_examples
 from scenarios.sales import jobs, understanding
 from scenarios.sales.seed import SEED
 from scenarios.sales.tools import SALES_TOOLS
@@ -17,12 +18,13 @@ from scenarios.sales.wording import DESCRIBE, WORDING
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:
     """Extract with the export's extractor for its intent, else the questions'."""
-    if intent in jobs.CUES:
+    if intent == "EXPORT_SALES":
         return jobs.extract_export(text, intent, today=today)
     return understanding.extract(text, intent, today=today)
 
 
 SCENARIO = Scenario(
+    examples=load_examples(Path(__file__).parent / "examples.yaml"),
     name="sales",
     tasks=(
         TaskSpec(
@@ -40,9 +42,7 @@ SCENARIO = Scenario(
     ),
     cards=(*SALES_TOOLS, *jobs.SALES_JOB_TOOLS),
     grants={"analyst": frozenset({"report:read", "report:export"})},
-    cues={**understanding.CUES, **jobs.CUES},
     extract=extract,
-    support=understanding.support,
     wording={**WORDING, **jobs.WORDING},
     describe={**DESCRIBE, **jobs.DESCRIBE},
     seed=SEED,

@@ -20,7 +20,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from contract.scenario import Cues, Describer, SlotResult, Speaker, Wording
+from contract.scenario import Describer, SlotResult, Speaker, Wording
 from jobs.bodies import (
     JOBS,
     STARTED_MESSAGE,
@@ -156,17 +156,6 @@ SALES_JOB_TOOLS: tuple[ToolCard, ...] = (export_card(),)
 
 # ---- understanding and wording of EXPORT_SALES ----------------------------------------------
 
-CUES: dict[str, Cues] = {
-    "EXPORT_SALES": (
-        ("导出", 1.6),
-        ("报表", 0.6),
-        ("下载", 0.8),
-        ("csv", 1.2),
-        ("excel", 0.8),
-        ("export", 1.4),
-        ("spreadsheet", 0.8),
-    ),
-}
 
 _MONTHS_EN = (
     "january february march april may june july august september october november december"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from contract.scenario import Scenario, TaskSpec
+from pathlib import Path
+
+from contract.scenario import Scenario, TaskSpec, load_examples
 from scenarios.transfer import understanding
 from scenarios.transfer.agent import AGENT, TRANSFER_TOOL, make_finance_node
 from scenarios.transfer.seed import SEED
@@ -10,6 +12,7 @@ from scenarios.transfer.tools import BALANCE_TOOLS, FINANCE_TOOLS
 from scenarios.transfer.wording import DESCRIBE, WORDING, say_amount
 
 SCENARIO = Scenario(
+    examples=load_examples(Path(__file__).parent / "examples.yaml"),
     name="transfer",
     tasks=(
         TaskSpec(
@@ -29,9 +32,7 @@ SCENARIO = Scenario(
     cards=BALANCE_TOOLS,
     agent_cards={AGENT: FINANCE_TOOLS},
     grants={"customer": frozenset({"finance:transfer", "finance:refund", "finance:read"})},
-    cues=understanding.CUES,
     beyond=understanding.BEYOND,
-    support=understanding.support,
     extract=understanding.extract,
     wording=WORDING,
     describe=DESCRIBE,

@@ -3,65 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import date
 
 import cn2an
 
-from contract.scenario import Beyond, Cues, SlotResult
+from contract.scenario import Beyond, SlotResult
 from security.pii import bare_code, find_pin
 from security.pii import normalize as normalize_digits
 from state import SlotValues
-
-CUES: dict[str, Cues] = {
-    "TRANSFER_MONEY": (
-        ("转账", 1.2),
-        ("转钱", 1.2),
-        ("汇款", 1.2),
-        ("打款", 1.0),
-        ("转给", 1.0),
-        ("付款给", 1.0),
-        ("打钱", 1.2),
-        ("打点钱", 1.2),
-        ("转点钱", 1.2),
-        ("转笔", 1.0),
-        ("转一笔", 1.0),
-        ("房租", 0.4),
-        ("对方账户", 0.6),
-        ("另一个账户", 0.6),
-        ("汇", 0.6),
-        ("转", 0.4),
-        ("transfer", 1.2),
-        ("send money", 1.2),
-        ("move money", 1.2),
-        ("wire", 1.0),
-        ("another account", 0.6),
-        ("pay ", 0.4),
-    ),
-    "QUERY_BALANCE": (
-        ("余额", 1.6),
-        ("还有多少钱", 1.2),
-        ("还剩多少钱", 1.2),
-        ("还剩几个钱", 1.2),
-        ("剩多少钱", 1.2),
-        ("卡上", 0.6),
-        ("有多少钱", 1.0),
-        ("账户里", 0.6),
-        ("卡里", 0.6),
-        ("balance", 1.2),
-        ("how much money", 1.2),
-        ("how much do i have", 1.0),
-        ("in my account", 0.6),
-    ),
-}
-ACCOUNT_SUPPORT = 0.5
-"""An account number (ACC-NNNN) supports a transfer."""
-AMOUNT_TO_ACCOUNT_SUPPORT = 0.5
-"""An amount of money together with an account number is a transfer stated without a verb
-("send 500 yuan to ACC-2001", "往 ACC-3001 汇 3000 元")."""
-VERB_AMOUNT_SUPPORT = 0.8
-"""A transfer verb right before an amount of money is a transfer with the payee named
-some other way ("给张三转200元", "打两百块过去"); the account is then asked for."""
 
 _ACCOUNT = re.compile(r"(?<![A-Za-z0-9])ACC-\d{4}(?!\d)", re.IGNORECASE)
 _AMOUNT = re.compile(
@@ -141,12 +90,6 @@ def _words_value(words: str) -> int | None:
     return value if value > 0 else None
 
 
-_VERB_AMOUNT = re.compile(
-    rf"(?:转|汇|打)(?:了|过去)?\s*(?:{_AMOUNT.pattern}|{_CHINESE_AMOUNT.pattern})", re.IGNORECASE
-)
-"""转/汇/打 then an amount ("转200元", "打两百块")."""
-
-
 _BARE_ANSWER = re.compile(
     rf"\s*(\d{{1,9}}(?:\.\d{{1,2}})?|[{_NUMERALS}]+)\s*[。.!！]?\s*",
 )
@@ -195,16 +138,6 @@ def _numeral_cents(numeral: str) -> int | None:
     return round(float(value) * 100) if value > 0 else None
 
 
-def support(text: str) -> Iterator[tuple[str, float, str]]:
-    """An account number, or a transfer verb before an amount, supports a transfer."""
-    if _VERB_AMOUNT.search(text):
-        yield "TRANSFER_MONEY", VERB_AMOUNT_SUPPORT, "transfer verb before an amount"
-    if _ACCOUNT.search(text):
-        yield "TRANSFER_MONEY", ACCOUNT_SUPPORT, "account"
-        if _AMOUNT.search(text) or _CHINESE_AMOUNT.search(text) or _WORD_AMOUNT.search(text):
-            yield "TRANSFER_MONEY", AMOUNT_TO_ACCOUNT_SUPPORT, "amount to an account"
-
-
 def extract(text: str, intent: str, *, today: date) -> SlotResult:
     """Find the payee account, the amount (to cents) and the payment PIN."""
     slots: SlotValues = {}
@@ -225,25 +158,6 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
     return SlotResult(slots=slots, invalid=invalid)
 
 
-BEYOND = (
-    Beyond(
-        "transfer_reversal",
-        re.compile(
-            r"(?:撤回|撤销|退回|追回|取消)[^，,。.!！?？]{0,6}?(?:转账|那笔|这笔|汇款)"
-            r"|(?:转账|那笔|这笔|汇款)[^，,。.!！?？]{0,6}?(?:撤回|撤销|退回|追回)"
-            r"|转错(?:了|账|人)|\b(?:reverse|undo|recall|cancel|claw back)\b[^,.!?]{0,20}?"
-            r"\b(?:transfer|payment)s?\b|\bsent (?:it|money|the money) to the wrong\b"
-        ),
-    ),
-    Beyond(
-        "charge_dispute",
-        re.compile(
-            r"扣(?:了|款|钱)?(?:两|2|二|多|好几)次|(?:付|转|收)了(?:两|2|二|多|好几)次"
-            r"|重复(?:扣款|扣费|扣钱|支付|转账)"
-            r"|多扣|扣错|\b(?:charged|billed|debited|paid) (?:me )?(?:twice|two times|double)\b"
-            r"|\bdouble[- ]charged\b|\bduplicate (?:charge|payment|transfer)\b"
-        ),
-    ),
-)
+BEYOND = (Beyond("transfer_reversal"), Beyond("charge_dispute"))
 """Taking back a transfer already made, or a charge disputed ("转账被扣了两次", "I was charged
 twice"): only a person may do that, after checking."""

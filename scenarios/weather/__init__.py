@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from contract.scenario import Scenario, TaskSpec
+from pathlib import Path
+
+from contract.scenario import Scenario, TaskSpec, load_examples
 from scenarios.weather import understanding
 from scenarios.weather.tools import WEATHER_TOOLS
 from scenarios.weather.wording import DESCRIBE, WORDING
 
 SCENARIO = Scenario(
+    examples=load_examples(Path(__file__).parent / "examples.yaml"),
     name="weather",
     tasks=(
         TaskSpec(
@@ -19,8 +22,6 @@ SCENARIO = Scenario(
     ),
     cards=WEATHER_TOOLS,
     grants={role: frozenset({"weather:read"}) for role in ("customer", "agent", "analyst")},
-    cues=understanding.CUES,
-    support=understanding.support,
     extract=understanding.extract,
     wording=WORDING,
     describe=DESCRIBE,

@@ -117,11 +117,13 @@ def test_a_bare_check_order_asks_which_order_and_the_answer_is_read(talk):
     assert "OD-20240618-002（麻辣香锅）已送达" in t.replies
 
 
-def test_a_guess_never_takes_the_place_of_a_waiting_task(talk):
+def test_a_request_sure_of_its_task_is_answered_and_the_waiting_task_goes_on(talk):
     t = talk()("转账给ACC-2001")
     assert "还需要：转账金额" in t.replies
-    t("看看订单")  # one task cued, but the transfer waits: its question again, no guess
-    assert "还需要：转账金额" in t.replies and "订单号" not in t.replies
+    # the recognizer is sure (0.91) this asks for the caller's orders: they are listed, and
+    # the transfer is set aside, not dropped (the rules used to ask for the amount again)
+    t("看看订单")
+    assert "OD-20240618-001（黄焖鸡米饭" in t.replies
     t("500")
     assert "还需要：6 位支付密码" in t.replies  # the transfer goes on where it was
     assert t.rows("SELECT * FROM transfers") == []
@@ -201,8 +203,8 @@ def test_cancelling_an_appointment_by_its_number(talk):
 @pytest.mark.parametrize(
     ("text", "named"),
     [
-        ("转账被扣了两次，帮我找财务处理", None),
-        ("I was charged twice for one transfer", "charge_dispute"),
+        ("转账被扣了两次，帮我找财务处理", {None, "charge_dispute"}),  # a person either way
+        ("I was charged twice for one transfer", {"charge_dispute"}),
     ],
 )
 def test_a_double_charge_goes_to_a_person_not_to_a_new_transfer(talk, text, named):
@@ -210,7 +212,7 @@ def test_a_double_charge_goes_to_a_person_not_to_a_new_transfer(talk, text, name
     protocol = t.app.get_state(t.config).values["protocol"]
     handed = [p["handoff"] for p in protocol if p.get("handoff")]
     assert handed and handed[-1]["to"] == "human"
-    assert handed[-1].get("request") == named
+    assert handed[-1].get("request") in named
     assert "收款账户" not in t.replies and "payee" not in t.replies
 
 

@@ -17,6 +17,7 @@ from scenarios import SCENARIOS
 from tools.executor.failures import said
 
 CATALOG = ScenarioSet(SCENARIOS)
+RECOGNIZER = Services(scenarios=CATALOG).recognizer
 PERMISSIONS = Services(scenarios=SCENARIOS).permissions
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,9 +43,11 @@ def test_names_are_the_documented_ones():
     ]
 
 
-def test_every_intent_has_cues_and_labels_in_both_languages(scenario):
+def test_every_intent_has_examples_and_labels_in_both_languages(scenario):
     for task in scenario.tasks:
-        assert scenario.cues.get(task.intent), f"{task.intent} has no rule cues"
+        examples = scenario.examples.get(task.intent) or {}
+        for language in LANGUAGES:
+            assert len(examples.get(language, ())) >= 20, f"{task.intent}: few {language} examples"
         label = scenario.wording.get(f"intent.{task.intent}") or {}
         for language in LANGUAGES:
             assert label.get(language), f"{task.intent} has no {language} label"
@@ -156,7 +159,15 @@ SERVED = (
 
 @pytest.mark.parametrize("text", SERVED)
 def test_a_served_request_is_never_read_as_beyond_us(text):
-    assert CATALOG.beyond(text) is None
+    reading = RECOGNIZER.read([text])[0]
+    assert not reading.best.startswith("beyond."), (reading.best, reading.confidence)
+
+
+def test_every_request_beyond_us_has_examples_and_a_sentence(scenario):
+    for request in scenario.beyond:
+        examples = scenario.examples.get(f"beyond.{request.name}") or {}
+        assert all(len(examples.get(language, ())) >= 10 for language in LANGUAGES)
+        assert scenario.wording.get(f"beyond.{request.name}"), request.name
 
 
 GENERIC_DIRS = ("nodes", "tools")

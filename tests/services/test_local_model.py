@@ -22,9 +22,9 @@ from planning.prompt_budget import estimate_tokens
 from scenarios import SCENARIOS
 from tests.conftest import ALICE
 from tests.helpers import default_registry, set_env
+from tests.recognizer import recognizer
 from understanding.chat import make_chat_model
 from understanding.model_recognizer import ModelUnderstanding, options_from_scenarios
-from understanding.recognizer import RuleBasedUnderstanding
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
@@ -77,7 +77,7 @@ def test_intent_accuracy_on_a_fixed_slice(server, monkeypatch):
     understanding = ModelUnderstanding(
         llm,
         options_from_scenarios(ScenarioSet(SCENARIOS)),
-        RuleBasedUnderstanding(ScenarioSet(SCENARIOS)),
+        recognizer(),
         today=lambda: date(2024, 6, 18),
     )
     report = measure(understanding, fixed_slice(load(), SLICE), check_notify=False)
@@ -99,7 +99,7 @@ def test_no_invented_slot_reaches_the_result(server):
     understanding = ModelUnderstanding(
         llm,
         options_from_scenarios(ScenarioSet(SCENARIOS)),
-        RuleBasedUnderstanding(ScenarioSet(SCENARIOS)),
+        recognizer(),
         today=lambda: date(2024, 6, 18),
     )
     cases = (("我要退款，东西坏了", "REQUEST_REFUND"), ("帮我转点钱", "TRANSFER_MONEY"))

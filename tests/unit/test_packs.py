@@ -14,7 +14,7 @@ from packs.openapi import pack_from_openapi
 from packs.understanding import PackCommandGenerator, choices, grounded, typed
 from tools.executor.errors import UserFixableError
 from tools.registry.context import ToolContext
-from understanding.rules import RuleCommandGenerator
+from understanding.reader import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 
 
