@@ -161,6 +161,12 @@ AgentFactory = Callable[[Any], Callable[..., Any]]
 scenario's factory is typed precisely where it is written (``scenarios/*/agent.py``)."""
 
 
+CommandsFactory = Callable[..., Any]
+"""Builds a scenario's own command generator: ``commands(llm, rules)`` with the configured chat
+model (``None`` without one) and the rule generator (``understanding.rules``). Typed ``Any``
+here because the contract sits below understanding."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class TaskSpec:
     """How the graph serves one intent."""
@@ -258,6 +264,9 @@ class Scenario:
     """Demo schema and rows."""
     examples: Examples = field(default_factory=dict)
     """Example requests per intent and language (``load_examples``): the recognizer's data."""
+    commands: CommandsFactory | None = None
+    """Reads messages for this scenario its own way (a pack: ``packs.understanding``), used
+    when a graph serves this scenario alone; ``None``: the shared rule and model generators."""
 
 
 class ScenarioSet:
@@ -409,6 +418,7 @@ __all__ = [
     "UNKNOWN",
     "AgentFactory",
     "Beyond",
+    "CommandsFactory",
     "Cues",
     "Describer",
     "Examples",
