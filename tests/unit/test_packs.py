@@ -10,8 +10,9 @@ import pytest
 
 from packs import ToolAnnotation, card_from_function, pack_from_functions, pack_from_module
 from packs.functions import parameters_model, tool, writes_by_name
+from packs.grounding import choices, grounded, typed
 from packs.openapi import pack_from_openapi
-from packs.understanding import PackCommandGenerator, choices, grounded, typed
+from packs.understanding import PackCommandGenerator
 from tools.executor.errors import UserFixableError
 from tools.registry.context import ToolContext
 from understanding.rules import RuleCommandGenerator
