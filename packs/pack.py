@@ -51,6 +51,8 @@ class Pack:
     """The policy text the command generator's prompt carries."""
     functions: Mapping[str, str] = field(default_factory=dict)
     """Card name → the function it calls (they differ when an annotation renamed it)."""
+    gives: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Card name → the fields of its result (what a read can look up for another task)."""
 
     @property
     def cards(self) -> tuple[ToolCard, ...]:
@@ -66,6 +68,7 @@ class Pack:
         that brings its own client (the τ² adapter).
         """
         options.setdefault("examples", self.scenario.examples)
+        options.setdefault("gives", self.gives)
         return PackCommandGenerator(llm, self.cards, self.policy, rules, **options)
 
 
@@ -98,13 +101,13 @@ def pack_from_functions(
     cards = tuple(
         card_from_function(fn, notes[fn.__name__], pack=name, invoke=call) for fn in functions
     )
-    fields: dict[str, Text] = {}
+    fields: dict[str, Mapping[str, Text]] = {}
     gives: dict[str, frozenset[str]] = {}
     said: dict[str, dict[str, tuple[str, ...]]] = {}
     describe: dict[str, Callable[[Any, str], str | None]] = {}
     for card, fn in zip(cards, functions, strict=True):
         described = result_fields(fn)
-        fields.update({k: v for k, v in described.items() if k not in fields})
+        fields[card.name] = described
         gives[card.name] = result_keys(fn, described)
         own = (examples or {}).get(fn.__name__, ())
         said[card.name] = merged_examples(
@@ -123,7 +126,7 @@ def pack_from_functions(
         gives=gives,
         describe=describe,
     )
-    return Pack(scenario=scenario, policy=policy, functions=names)
+    return Pack(scenario=scenario, policy=policy, functions=names, gives=gives)
 
 
 def pack_from_module(
@@ -159,13 +162,13 @@ def scenario_of(
     roles: Iterable[str],
     policy: str = "",
     examples: Examples | None = None,
-    fields: Mapping[str, Text] | None = None,
+    fields: Mapping[str, Mapping[str, Text]] | None = None,
     gives: Mapping[str, frozenset[str]] | None = None,
     describe: Mapping[str, Callable[[Any, str], str | None]] | None = None,
 ) -> Scenario:
     """The scenario of ``cards``: a task per card, typed values, sentences, its own reader.
 
-    ``fields`` label result fields (the ``Returns:`` lines), ``gives`` says which fields
+    ``fields`` label each tool's result fields (its ``Returns:`` lines), ``gives`` says which fields
     each read returns (for lookups), ``describe`` holds a tool's own wording of results.
     """
     values = PackValues(cards)
@@ -196,7 +199,7 @@ def scenario_of(
         describe={card.name: describer_of(card, (describe or {}).get(card.name)) for card in cards},
         bare=bare_patterns(cards),
         examples=examples,
-        commands=pack_reader(cards, policy, examples),
+        commands=pack_reader(cards, policy, examples, gives),
     )
 
 

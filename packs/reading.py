@@ -24,10 +24,11 @@ from datetime import date
 from typing import Any
 
 from contract.scenario import Offer, SlotResult, Speaker
-from packs.values import Reader, ToolValues, codes_in
+from packs.values import Reader, ToolValues, codes_in, dates_in
 from state import SlotValues, ToolResult
 from tools.executor.envelope import CallRequest
 from tools.registry.cards import ToolCard
+from understanding.split import clauses
 from understanding.view import DialogueView
 
 _LEAD_IN = (
@@ -51,6 +52,10 @@ class PackValues:
                 assert reader.pattern is not None
                 owners.setdefault(reader.pattern.pattern, set()).add(name)
         self._owners = owners
+        dated = [
+            n for n, v in self.tools.items() if any(r.kind == "date" for r in v.readers.values())
+        ]
+        self._dated = dated[0] if len(dated) == 1 else None
 
     def extract(self, text: str, intent: str, *, today: date) -> SlotResult:
         """The values ``text`` gives the parameters of ``intent``'s tool."""
@@ -70,16 +75,25 @@ class PackValues:
         values = self.tools.get(intent)
         return dict(values.readers) if values is not None else {}
 
-    def named(self, text: str, *, today: date) -> dict[str, SlotResult]:
-        """The tools a value in ``text`` names alone (its shape is no other tool's)."""
-        out: dict[str, SlotResult] = {}
-        for name, values in self.tools.items():
-            found = codes_in(text, values.shaped())
-            if any(
-                len(self._owners[values.readers[param].pattern.pattern]) == 1  # type: ignore[union-attr]
-                for param in found
-            ):
-                out[name] = values.read(text, today=today)
+    def named(self, text: str, *, today: date) -> dict[str, tuple[SlotResult, str]]:
+        """The tools a clause of ``text`` names by a value no other tool takes.
+
+        A code whose shape is one tool's alone names that tool; so does a date, when one
+        tool alone takes a date. Each tool comes with its values and the clause naming it.
+        """
+        out: dict[str, tuple[SlotResult, str]] = {}
+        for clause in clauses(text):
+            for name, values in self.tools.items():
+                if name in out:
+                    continue
+                found = codes_in(clause, values.shaped())
+                by_code = any(
+                    len(self._owners[values.readers[param].pattern.pattern]) == 1  # type: ignore[union-attr]
+                    for param in found
+                )
+                by_date = name == self._dated and bool(dates_in(clause, today))
+                if by_code or by_date:
+                    out[name] = (values.read(clause, today=today), clause)
         return out
 
     def carried(self, intent: str, have: Mapping[str, Any], view: DialogueView) -> SlotValues:

@@ -59,6 +59,7 @@ from understanding.model_base import (
 )
 from understanding.rules import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
+from understanding.yesno import is_plain_answer
 
 KINDS = ("start", "set", "correct", "cancel", "confirm", "reject", "handoff", "cannot_tell")
 NO_TOOL = "none"
@@ -107,6 +108,7 @@ class PackCommandGenerator:
         rules: RuleCommandGenerator,
         *,
         examples: Examples | None = None,
+        gives: Mapping[str, frozenset[str]] | None = None,
         budget_tokens: int = BUDGET_TOKENS,
         method: Method = "json_schema",
     ) -> None:
@@ -115,6 +117,8 @@ class PackCommandGenerator:
         self.values = PackValues(cards)
         self.rules = rules
         self.examples = examples or {}
+        self.gives = dict(gives or {})
+        """Read → the fields of its result (what it can look up for another task)."""
         self.budget_tokens = budget_tokens
         self.system_prompt = self._prompt(policy)
         self.model = (
@@ -141,7 +145,7 @@ class PackCommandGenerator:
         unsure = replace(
             heard, commands=tuple(self.completed(heard.commands, text, view, sure=False))
         )
-        if self._settled(unsure, view):
+        if self._settled(unsure, view, text):
             return unsure
         try:
             parsed, raw = self.model.ask(self.system_prompt, self.situation(view, text))
@@ -165,13 +169,15 @@ class PackCommandGenerator:
         again = self.rules.reconsider(text, view)
         return replace(again, commands=tuple(self.completed(again.commands, text, view)))
 
-    def _settled(self, rules: Reading, view: DialogueView) -> bool:
+    def _settled(self, rules: Reading, view: DialogueView, text: str) -> bool:
         """The rules decide alone: a yes or no, a correction, an act, an answer, a sure task."""
         kinds = {c.kind for c in rules.commands}
         if view.pending is not None and kinds & {"confirm", "reject", "correct"}:
             return True
         if kinds & {"handoff", "cancel"} or kinds == {"chitchat"}:
             return True
+        if view.waiting is not None and is_plain_answer(text):
+            return True  # "好的" to a question: it gives nothing; the question is asked again
         if "cannot_tell" in kinds or not kinds:
             return False
         tasks = rules.of_kind("start", "set", "correct")
@@ -204,29 +210,40 @@ class PackCommandGenerator:
     ) -> list[Command]:
         """Commands with the typed values, the tools named by value, the carried values.
 
-        A tool a value names alone ("C-0620-YOGA": only the booking takes a class id) starts
-        when nothing else asks for it; a read so named only when no other task is asked for
-        (the phone of "我是…，帮我冻结会员卡" identifies the member for the freeze). Beside
-        it, a start with no value from the message (a guess) is dropped. ``sure``: the
-        reading is final (no model will be asked): such a start counts as sure.
+        - A write a value names alone ("C-0620-YOGA": only the booking takes a class id)
+          starts when nothing asks for it yet; a read so named ("What's on June 21": the one
+          tool that takes a date) when its clause is no other task's. Beside a write so
+          named, a start with no value from the message (a guess) is dropped.
+        - A read started to find what another started task misses (the member of "我是
+          138…，帮我约 C-0621-HIIT") is dropped: the task looks it up itself
+          (``TaskSpec.suggest``) and goes on; so is a read with no value from the message
+          whose result the other task takes (a guessed list of classes beside a booking).
+
+        ``sure``: the reading is final (no model will be asked), so a named start is sure.
         """
         today = self.today()
+        typed = [self._typed(c, text, view, today) for c in commands]
         named = self.values.named(text, today=today)
-        targeted = {getattr(c, "intent", None) for c in commands}
+        targeted = {getattr(c, "intent", None) for c in typed}
         targeted |= {task.intent for task in (view.waiting, view.pending) if task is not None}
-        asks = any(isinstance(c, Start | SetSlot | CorrectSlot) for c in commands)
-        added = [
-            name for name in named if name not in targeted and (self.cards[name].writes or not asks)
-        ]
+        tasks = [c for c in typed if isinstance(c, Start | SetSlot | CorrectSlot)]
+        added: list[str] = []
+        for name, (_, clause) in named.items():
+            if name in targeted:
+                continue
+            taken = any(grounded_in(str(v), clause) for c in tasks for v in c.slots.values())
+            if self.cards[name].writes or not taken:
+                added.append(name)
+        writes = any(self.cards[name].writes for name in added)
         out: list[Command] = []
-        for command in commands:
+        for command in typed:
             if isinstance(command, CannotTell) and added:
                 continue  # the value names the task
-            if isinstance(command, Start) and added and not self._grounded_start(command, text):
-                continue  # a guess beside the task the message names by its value
-            out.append(self._typed(command, text, view, today))
+            if isinstance(command, Start) and writes and not self._grounded_start(command, text):
+                continue  # a guess beside the write the message names by its value
+            out.append(command)
         for name in added:
-            found = named[name]
+            found = named[name][0]
             start = Start(
                 intent=name,
                 slots=found.slots,
@@ -235,11 +252,39 @@ class PackCommandGenerator:
                 evidence=("a value only this tool takes",),
             )
             out.append(self._typed(start, text, view, today))
-        return out
+        return self._without_lookups(out, text)
+
+    def _without_lookups(self, commands: list[Command], text: str) -> list[Command]:
+        """Drop the reads started only to feed another started task (see ``completed``)."""
+        starts = [c for c in commands if isinstance(c, Start) and c.intent in self.cards]
+        if len(starts) < 2:
+            return commands
+        dropped: set[int] = set()
+        for read in starts:
+            card = self.cards[read.intent]
+            gives = self.gives.get(read.intent, frozenset())
+            if card.writes or not gives:
+                continue
+            for other in starts:
+                if other is read or id(other) in dropped:
+                    continue
+                params = self.cards[other.intent].parameters.model_fields
+                missing = {n for n, i in params.items() if i.is_required() and n not in other.slots}
+                guessed = not self._grounded_start(read, text)
+                if gives & missing or (guessed and gives & set(params)):
+                    dropped.add(id(read))
+                    break
+        return [c for c in commands if id(c) not in dropped]
 
     def _grounded_start(self, start: Start, text: str) -> bool:
         """The start has a value from this message (else it may be a model's guess)."""
-        return any(grounded_in(str(v), text) for v in start.slots.values())
+        if start.invalid:
+            return True  # a value was said, only not a usable one
+        said = self.values.extract(text, start.intent, today=self.today()).slots
+        return any(
+            said.get(name) == value or grounded_in(str(value), text)
+            for name, value in start.slots.items()
+        )
 
     def _typed(self, command: Command, text: str, view: DialogueView, today: date) -> Command:
         if not isinstance(command, Start | SetSlot | CorrectSlot):
@@ -417,7 +462,10 @@ def _cut(policy: str, room: int) -> str:
 
 
 def pack_reader(
-    cards: Sequence[ToolCard], policy: str, examples: Examples
+    cards: Sequence[ToolCard],
+    policy: str,
+    examples: Examples,
+    gives: Mapping[str, frozenset[str]],
 ) -> Callable[..., PackCommandGenerator]:
     """The scenario's ``commands`` factory: ``(llm or None, rules)`` → its generator.
 
@@ -426,7 +474,7 @@ def pack_reader(
     """
 
     def build(llm: Any, rules: RuleCommandGenerator) -> PackCommandGenerator:
-        return PackCommandGenerator(llm, cards, policy, rules, examples=examples)
+        return PackCommandGenerator(llm, cards, policy, rules, examples=examples, gives=gives)
 
     return build
 

@@ -391,6 +391,11 @@ def chinese_number(text: str) -> int | None:
     return total + current
 
 
+def dates_in(text: str, today: date) -> list[date]:
+    """The days ``text`` names, in order."""
+    return [day for day, _ in _dates(folded(text), today)]
+
+
 def _dates(text: str, today: date) -> list[tuple[date, tuple[int, int]]]:
     found: list[tuple[date, tuple[int, int]]] = []
     taken: list[tuple[int, int]] = []
@@ -466,6 +471,7 @@ __all__ = [
     "ToolValues",
     "chinese_number",
     "codes_in",
+    "dates_in",
     "folded",
     "reader_of",
     "shape_of",

@@ -61,7 +61,9 @@ SEPARATOR = {"zh": ("：", "；", "，"), "en": (": ", "; ", ", ")}
 """(label to value, between fields, between the values of a list), per language."""
 
 
-def pack_wording(cards: Sequence[ToolCard], fields: Mapping[str, Text]) -> dict[str, Text]:
+def pack_wording(
+    cards: Sequence[ToolCard], fields: Mapping[str, Mapping[str, Text]]
+) -> dict[str, Text]:
     """The pack's sentences: task names, questions, constraint reasons and result frames."""
     words: dict[str, Text] = dict(FRAMES)
     if len(cards) > MENU_TASKS:
@@ -104,8 +106,9 @@ def pack_wording(cards: Sequence[ToolCard], fields: Mapping[str, Text]) -> dict[
             )
             if reader.limits is not None:
                 words.setdefault(f"reason.{reader.reason}", reader.limits)
-    for name, shown in fields.items():
-        words.setdefault(f"field.{name}", shown)
+    for tool, described in fields.items():
+        for name, shown in described.items():
+            words[f"field.{tool}.{name}"] = shown
     return words
 
 
@@ -132,9 +135,10 @@ def describer_of(card: ToolCard, own: Callable[[Any, str], str | None] | None = 
                     return text
             if _empty(data):
                 return speaker.say("pack.empty", task=task)
-            body = _cut(render(data, speaker, language), speaker)
+            body = _cut(render(data, speaker, language, card.name), speaker)
             key = "pack.done" if card.writes else "pack.found"
-            return speaker.say(key, task=task, body=body).strip()
+            said = speaker.say(key, task=task, body=body).strip()
+            return "\n".join(line.rstrip() for line in said.splitlines())
         known = list((state.get("slots") or {}).values())
         sentence = speaker.failure(outcome, result, task=task, known=known)
         reason = reason_of(result, language)
@@ -153,14 +157,16 @@ def reason_of(result: ToolResult, language: str) -> str:
     return ""
 
 
-def render(value: Any, speaker: Speaker, language: str, *, depth: int = 0) -> str:
+def render(value: Any, speaker: Speaker, language: str, tool: str, *, depth: int = 0) -> str:
     """A result as words: records as "label: value" pairs, lists as short lists."""
     colon, between, listed = SEPARATOR[language]
     if isinstance(value, bool):
         return speaker.say("pack.yes" if value else "pack.no")
     if isinstance(value, Mapping):
         pairs = [
-            f"{field_label(str(k), speaker)}{colon}{render(v, speaker, language, depth=depth + 1)}"
+            field_label(str(k), speaker, tool)
+            + colon
+            + render(v, speaker, language, tool, depth=depth + 1)
             for k, v in value.items()
             if not _empty(v)
         ]
@@ -172,21 +178,22 @@ def render(value: Any, speaker: Speaker, language: str, *, depth: int = 0) -> st
         more = len(items) - len(shown)
         if any(isinstance(v, Mapping) for v in shown) and depth == 0:
             lines = [
-                f"{n}. {render(v, speaker, language, depth=0)}" for n, v in enumerate(shown, 1)
+                f"{n}. {render(v, speaker, language, tool, depth=0)}"
+                for n, v in enumerate(shown, 1)
             ]
             if more:
                 lines.append(speaker.say("pack.more", n=more))
             return "\n" + "\n".join(lines)
-        text = listed.join(render(v, speaker, language, depth=depth + 1) for v in shown)
+        text = listed.join(render(v, speaker, language, tool, depth=depth + 1) for v in shown)
         return text + (speaker.say("pack.more", n=more) if more else "")
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
 
 
-def field_label(name: str, speaker: Speaker) -> str:
-    """A result field's label: the ``Returns:`` line's, a parameter's, else its words."""
-    for key in (f"field.{name}", f"slot.{name}"):
+def field_label(name: str, speaker: Speaker, tool: str) -> str:
+    """A result field's label: its tool's ``Returns:`` line, a parameter's, else its words."""
+    for key in (f"field.{tool}.{name}", f"slot.{name}"):
         try:
             return speaker.say(key)
         except KeyError:

@@ -19,16 +19,27 @@ or ``None`` reaches the user. The confirmation question's own wording is issue 3
 
 from __future__ import annotations
 
-import pytest
+import time
+from datetime import date
 
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from config.settings import get_settings
+from graph.builder import build_graph
+from observability.audit import AuditLog
+from observability.metrics import Metrics
+from tests.conftest import fast_executor
 from tests.fakes.openai_server import FakeOpenAIServer, Scripted
 from tests.graph.membership_desk import (
     CONVERSATIONS,
     TODAY,
     Desk,
+    desk_pack,
     run,
     scripted_answer,
     serve,
+    turn,
 )
 from tests.helpers import set_env
 
@@ -61,7 +72,7 @@ def test_the_desk_with_a_scripted_model(conversation, desk, db, scripted):
 WITHOUT_A_MODEL: dict[str, bool] = {
     "find-member-en": True,
     "membership-zh": False,
-    "classes-en": False,
+    "classes-en": True,
     "book-en": True,
     "book-zh": True,
     "full-class-refused-en": True,
@@ -70,8 +81,8 @@ WITHOUT_A_MODEL: dict[str, bool] = {
     "freeze-once-a-year-en": False,
     "correct-at-confirmation-en": True,
     "no-at-confirmation-zh": False,
-    "two-requests-en": False,
-    "classes-zh": False,
+    "two-requests-en": True,
+    "classes-zh": True,
     "unknown-phone-en": True,
     "phone-and-booking-zh": True,
 }
@@ -91,3 +102,59 @@ def test_the_desk_without_a_model(conversation, desk, db, monkeypatch):
     set_env(monkeypatch, "REACH_TODAY", TODAY)
     app = serve(desk, db)
     assert run(app, desk, conversation) == []
+
+
+def test_one_settings_object_moves_every_store(tmp_path, data_dir, monkeypatch):
+    """``build_graph(settings=…)``: the business data, idempotency records, audit log, tool
+    lifecycle and transcript go to its data directory; none to the environment's, none to
+    ``./.reach``."""
+    monkeypatch.chdir(tmp_path)
+    set_env(monkeypatch, "REACH_MODEL", "rules")
+    chosen = tmp_path / "chosen"
+    settings = get_settings().model_copy(update={"data_dir": chosen, "today": date(2024, 6, 18)})
+    desk = Desk()
+    app = build_graph(
+        checkpointer=InMemorySaver(), scenarios=[desk_pack(desk).scenario], settings=settings
+    )
+    for text in ("This is 13800001111", "book me into C-0620-YOGA", "yes"):
+        turn(app, text, "stores")
+    assert desk.bookings == [("M-1001", "C-0620-YOGA")]
+    for _ in range(50):  # the audit log is written by its own thread
+        if (chosen / "audit.jsonl").exists():
+            break
+        time.sleep(0.05)
+    stores = {p.name for p in chosen.iterdir()}
+    assert {"business.db", "executor.db", "audit.jsonl", "storage.db", "transcript.db"} <= stores
+    assert not data_dir.exists() or not any(data_dir.iterdir())
+    assert not (tmp_path / ".reach").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("I'd like to freeze my membership", "language service isn't answering"),
+        ("我想冻结一下会员卡", "我这边暂时没能理解，请稍后再试或换个说法"),
+    ],
+)
+def test_a_model_that_fails_is_said_as_such_and_counted(
+    text, said, desk, db, openai_server, monkeypatch, tmp_path
+):
+    set_env(monkeypatch, "REACH_MODEL", "fake-model")
+    set_env(monkeypatch, "REACH_BASE_URL", openai_server.base_url)
+    set_env(monkeypatch, "REACH_MODEL_MAX_RETRIES", "0")
+    openai_server.match(lambda body: Scripted(status=503))
+    metrics = Metrics()
+    audit = AuditLog(tmp_path / "audit.jsonl", sinks=[metrics.observe])
+    app = build_graph(
+        checkpointer=InMemorySaver(),
+        scenarios=[desk_pack(desk).scenario],
+        database_factory=lambda: db,
+        executor_factory=lambda registry: fast_executor(registry, audit=audit),
+    )
+    reply, asking = turn(app, text, "down")
+    assert said in reply and "not sure what you need" not in reply and not asking
+    audit.flush()
+    (intent,) = [r for r in audit.records if r["kind"] == "intent"]
+    assert "503" in intent["model_error"]
+    assert metrics.tally.model_errors == 1
+    audit.close()
