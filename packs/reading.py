@@ -56,6 +56,10 @@ class PackValues:
             n for n, v in self.tools.items() if any(r.kind == "date" for r in v.readers.values())
         ]
         self._dated = dated[0] if len(dated) == 1 else None
+        self.required = {
+            card.name: [n for n, i in card.parameters.model_fields.items() if i.is_required()]
+            for card in cards
+        }
 
     def extract(self, text: str, intent: str, *, today: date) -> SlotResult:
         """The values ``text`` gives the parameters of ``intent``'s tool."""
@@ -76,13 +80,18 @@ class PackValues:
         return dict(values.readers) if values is not None else {}
 
     def named(self, text: str, *, today: date) -> dict[str, tuple[SlotResult, str]]:
-        """The tools a clause of ``text`` names by a value no other tool takes.
+        """The tools a clause of ``text`` names by its values.
 
-        A code whose shape is one tool's alone names that tool; so does a date, when one
-        tool alone takes a date. Each tool comes with its values and the clause naming it.
+        A code whose shape is one tool's alone names that tool ("C-0620-YOGA": a class id);
+        so does a date, when one tool alone takes a date. Else a clause that gives one
+        tool every value it needs, a code among them, and more values than any other tool
+        takes from it, names that tool ("rent B-0001 for 3 hours": the bike and the hours
+        are the rental's, the bike alone the lookup's). Each tool comes with its values and
+        the clause naming it.
         """
         out: dict[str, tuple[SlotResult, str]] = {}
         for clause in clauses(text):
+            fullest: list[tuple[int, str, SlotResult]] = []
             for name, values in self.tools.items():
                 if name in out:
                     continue
@@ -92,8 +101,17 @@ class PackValues:
                     for param in found
                 )
                 by_date = name == self._dated and bool(dates_in(clause, today))
+                read = values.read(clause, today=today)
                 if by_code or by_date:
-                    out[name] = (values.read(clause, today=today), clause)
+                    out[name] = (read, clause)
+                    continue
+                given = {*read.slots, *read.invalid, *read.several}
+                required = self.required[name]
+                if found and required and set(required) <= given:
+                    fullest.append((len(given), name, read))
+            fullest.sort(reverse=True)
+            if fullest and (len(fullest) == 1 or fullest[0][0] > fullest[1][0]):
+                out.setdefault(fullest[0][1], (fullest[0][2], clause))
         return out
 
     def carried(self, intent: str, have: Mapping[str, Any], view: DialogueView) -> SlotValues:
