@@ -2,7 +2,8 @@
 
 The page's complete file is taken out of the page itself, saved as ``desk.py`` in an empty
 directory and run as a script (offline: ``REACH_MODEL=rules``, on 2024-06-18); what it prints
-must be what the page says it prints. The confirmation question's wording is issue 38's: it
+must be what the page says it prints, and the ``graph`` it exports for ``langgraph.json``
+must answer a turn. The confirmation question's wording is issue 38's: it
 is checked for the values it must show, not word for word.
 """
 
@@ -12,6 +13,7 @@ import re
 import runpy
 from pathlib import Path
 
+from state import Context
 from tests.helpers import set_env
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "packs.md"
@@ -32,7 +34,7 @@ def test_the_pages_example_runs_and_prints_what_the_page_says(
     monkeypatch.chdir(tmp_path)
     set_env(monkeypatch, "REACH_MODEL", "rules")
     set_env(monkeypatch, "REACH_TODAY", "2024-06-18")
-    runpy.run_path(str(tmp_path / "desk.py"), run_name="__main__")
+    module = runpy.run_path(str(tmp_path / "desk.py"), run_name="__main__")
     printed = capsys.readouterr().out.rstrip().splitlines()
     assert len(printed) == len(expected), "\n".join(printed)
     skip = -1
@@ -44,3 +46,10 @@ def test_the_pages_example_runs_and_prints_what_the_page_says(
             skip = n + 1
         else:
             assert said == written
+    # the module's ``graph``, what ``langgraph.json`` serves (no checkpointer: the server's)
+    served = module["graph"].invoke(
+        {"messages": [("user", "B-0001 在哪")]},
+        {"configurable": {"thread_id": "served"}},
+        context=Context(user_id="rider_2", user_role="customer"),
+    )
+    assert served["messages"][-1].content == "查询单车的结果：停放站点：Pier；车型：city bike"
