@@ -76,7 +76,10 @@ def test_labels_examples_and_fields_come_from_the_docstring():
     }
     assert example_values("The member's id, such as 'M-1001' or 'M-2002'.") == ["M-1001", "M-2002"]
     assert example_values("Either 'annual' or 'monthly'.") == []  # choices, not examples
-    assert result_fields(book_class)["seats_left"] == {"en": "seats left after it", "zh": "剩余名额"}
+    assert result_fields(book_class)["seats_left"] == {
+        "en": "seats left after it",
+        "zh": "剩余名额",
+    }
     assert request_examples(book_class, ["约一节课"]) == {
         "en": ("Book a member into a class.", "book me into C-0620-YOGA"),
         "zh": ("预约课程", "帮我约 C-0621-HIIT", "约一节课"),
@@ -97,11 +100,19 @@ def test_a_code_learns_its_shape_from_the_examples():
     ("text", "slots", "several"),
     [
         ("book me into C-0620-YOGA", {"class_id": "C-0620-YOGA"}, {}),
-        ("我是 m-1001，约 c-0620-yoga 年卡", {"member_id": "M-1001", "class_id": "C-0620-YOGA", "plan": "annual"}, {}),
+        (
+            "我是 m-1001，约 c-0620-yoga 年卡",
+            {"member_id": "M-1001", "class_id": "C-0620-YOGA", "plan": "annual"},
+            {},
+        ),
         ("C-0620-YOGA and C-0621-HIIT", {}, {"class_id": ("C-0620-YOGA", "C-0621-HIIT")}),
-        ("ＣＬＡＳＳ Ｃ－０６２０－ＹＯＧＡ monthly", {"class_id": "C-0620-YOGA", "plan": "monthly"}, {}),
+        (
+            "ＣＬＡＳＳ Ｃ－０６２０－ＹＯＧＡ monthly",
+            {"class_id": "C-0620-YOGA", "plan": "monthly"},
+            {},
+        ),
     ],
-)  # fmt: skip
+)
 def test_codes_and_choices_are_read_by_shape_and_words(text, slots, several):
     assert read(book_class, text) == {"slots": slots, "invalid": {}, "several": several}
 
@@ -128,7 +139,10 @@ def test_a_date_is_read_in_its_usual_forms(text, day):
 
 
 def test_a_number_is_the_one_that_is_no_part_of_another_value():
-    assert read(freeze_membership, "freeze M-1001 for 14 days")["slots"] == {"member_id": "M-1001", "days": 14}
+    assert read(freeze_membership, "freeze M-1001 for 14 days")["slots"] == {
+        "member_id": "M-1001",
+        "days": 14,
+    }
     assert read(freeze_membership, "冻结十四天")["slots"] == {"days": 14}
     assert read(freeze_membership, "冻结两周")["slots"] == {}  # a week is no counter of days
     assert read(freeze_membership, "between 10 and 20 days")["slots"] == {}  # two numbers: not read
@@ -160,12 +174,16 @@ def _voice(pack: Any, language: str) -> Voice:
 def test_a_result_is_said_in_sentences_from_the_card():
     pack = pack_from_functions("gym", [book_class, list_classes], policy="")
     state: AgentState = {"slots": {}}
-    result = envelope(request_id="r1", tool="book_class", status="success", data=book_class("M-1", "C-0620-YOGA"))
+    result = envelope(
+        request_id="r1", tool="book_class", status="success", data=book_class("M-1", "C-0620-YOGA")
+    )
     zh = pack.scenario.describe["book_class"](result, state, _voice(pack, "zh"))
     assert zh == "好的，已为您预约课程。预约号：B-1；课程号：C-0620-YOGA；剩余名额：2；paid：是"
     en = pack.scenario.describe["book_class"](result, state, _voice(pack, "en"))
     assert en.startswith("Done: book a member into a class. booking number: B-1;")
-    listed = envelope(request_id="r1", tool="list_classes", status="success", data=list_classes(TODAY))
+    listed = envelope(
+        request_id="r1", tool="list_classes", status="success", data=list_classes(TODAY)
+    )
     text = pack.scenario.describe["list_classes"](listed, state, _voice(pack, "en"))
     assert text == (
         "Here is what I found (list the classes on a day):\n"
@@ -202,7 +220,9 @@ def test_a_tools_own_wording_wins():
     pack = pack_from_functions(
         "gym", [book_class], policy="", annotations={"book_class": ToolAnnotation(describe=said)}
     )
-    result = envelope(request_id="r1", tool="book_class", status="success", data=book_class("M-1", "C-0620-YOGA"))
+    result = envelope(
+        request_id="r1", tool="book_class", status="success", data=book_class("M-1", "C-0620-YOGA")
+    )
     describe = pack.scenario.describe["book_class"]
     assert describe(result, {"slots": {}}, _voice(pack, "zh")) == "已约好 C-0620-YOGA"
     assert describe(result, {"slots": {}}, _voice(pack, "en")).startswith("Done:")
