@@ -153,6 +153,12 @@ AgentFactory = Callable[[Any], Callable[..., Any]]
 scenario's factory is typed precisely where it is written (``scenarios/*/agent.py``)."""
 
 
+CommandsFactory = Callable[..., Any]
+"""Builds a scenario's own command generator: ``commands(llm, rules)`` with the configured chat
+model (``None`` without one) and the default reader (``understanding.reader``). Typed ``Any``
+here because the contract sits below understanding."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class TaskSpec:
     """How the graph serves one intent."""
@@ -243,6 +249,9 @@ class Scenario:
     """Demo schema and rows."""
     examples: Examples = field(default_factory=dict)
     """Example requests per intent and language (``load_examples``): the recognizer's data."""
+    commands: CommandsFactory | None = None
+    """Reads messages for this scenario its own way (a pack: ``packs.understanding``), used
+    when a graph serves this scenario alone; ``None``: the shared rule and model generators."""
 
 
 class ScenarioSet:
@@ -384,6 +393,7 @@ __all__ = [
     "UNKNOWN",
     "AgentFactory",
     "Beyond",
+    "CommandsFactory",
     "Describer",
     "Examples",
     "Scenario",

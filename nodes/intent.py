@@ -46,11 +46,14 @@ from state import (
 from understanding.acts import EVIDENCE_PREFIX
 from understanding.commands import Reading, records
 from understanding.engine import Active, Plan, plan
+from understanding.model_base import model_unavailable
 from understanding.recognizer import detect_language
 from understanding.view import view_of
 
 _DECISION_RECORD = ("intent", "confidence", "intent_evidence", "decision")
 """What the trace's intent record and ``reach demo`` read from every intent update."""
+MODEL_UNAVAILABLE = "model_unavailable"
+"""The wording key and evidence of a turn whose model call failed, the rules reading no task."""
 _ACT_OF_REASON = {"user_request": "human", "complaint": "complaint", "not_served": "beyond"}
 
 
@@ -277,6 +280,18 @@ class _Render:
     def _evidence(self) -> list[str]:
         return [e for c in self.reading.commands for e in c.evidence][:4]
 
+    def _model_unavailable(self) -> StateUpdate:
+        """The model could not answer and the rules read no task: said as what it is."""
+        update: StateUpdate = {
+            **self._common(),
+            "intent": UNKNOWN,
+            "confidence": 0.0,
+            "intent_evidence": [MODEL_UNAVAILABLE],
+            "decision": "answered",
+            "step_count": 1,
+        }
+        return self._answered(update, MODEL_UNAVAILABLE, self.voice.say(MODEL_UNAVAILABLE))
+
     # ---- a pending confirmation ----------------------------------------------------------
     def _answer_pending(self) -> StateUpdate:
         return {
@@ -305,6 +320,8 @@ class _Render:
     def _tasks(self) -> StateUpdate:
         active = self.plan.active
         assert active is not None
+        if active.intent == UNKNOWN and model_unavailable(self.reading):
+            return self._model_unavailable()
         task = self.services.catalog.task(active.intent)
         slots = dict(active.slots)
         if task is not None and task.sensitive_slots:

@@ -249,12 +249,15 @@ def describe_result(
 ) -> str:
     """Say what one tool result means for the user.
 
-    A success answered from the idempotency record (a replayed confirmation, a re-run from a
-    checkpoint) says so first: the user must not think it was done twice.
+    A write answered from the idempotency record (a replayed confirmation, a re-run from a
+    checkpoint) says so first: the user must not think it was done twice. A read answered
+    so is just its answer: nothing was submitted.
     """
     text = _describe(result, state, voice, scenarios)
     if result.get("duplicated") and result.get("status") == "success":
-        return f"{voice.say('already_submitted')}\n{text}"
+        card = scenarios.cards_by_name().get(result.get("tool", ""))
+        if card is None or card.writes:
+            return f"{voice.say('already_submitted')}\n{text}"
     return text
 
 

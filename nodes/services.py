@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from redis import Redis
 
 from config.settings import Settings, get_settings
-from contract.scenario import UNKNOWN, Scenario, ScenarioSet
+from contract.scenario import UNKNOWN, CommandsFactory, Scenario, ScenarioSet
 from observability.audit import AuditLog
 from planning.plans import PlanCache, plan_cache
 from security.permissions import Permissions
@@ -120,8 +120,9 @@ class Services:
     """The main agent's tool cards; built from the scenarios when omitted."""
     database_factory: Callable[[], Database] | None = None
     """Opens the business database on first use, so importing the graph touches no file."""
-    executor_factory: Callable[[ToolRegistry], ActionExecutor] = default_executor
-    """Builds an action executor and its stores on first use."""
+    executor_factory: Callable[[ToolRegistry], ActionExecutor] | None = None
+    """Builds an action executor and its stores on first use; ``None``: ``default_executor``
+    with these settings (its idempotency records and audit log in their data directory)."""
     max_tool_retries: int = 2
     """Retries of a transiently failing idempotent tool before handing over to a human."""
     confidence_threshold: float = CONFIDENCE_THRESHOLD
@@ -226,11 +227,20 @@ class Services:
 
         rules = self.rule_commands
         name, _ = parse_choice(choice)
+        own = self.own_commands
+        if own is not None:  # a scenario that reads its messages its own way (a pack)
+            return own(self._chat_model_unlocked(choice) if name else None, rules)
         if name is None:
             return rules
         return build_generator(
             choice, self.settings, self.catalog, rules, llm=self._chat_model_unlocked(choice)
         )
+
+    @property
+    def own_commands(self) -> CommandsFactory | None:
+        """The command generator factory of the one scenario served, if it has its own."""
+        scenarios = self.catalog.scenarios
+        return scenarios[0].commands if len(scenarios) == 1 else None
 
     @cached_property
     def recognizer(self) -> Recognizer:
@@ -336,5 +346,8 @@ class Services:
                     registry = self.tools
                 else:
                     registry = self.registry_of(self.catalog.agent_cards.get(agent, ()))
-                self._executors[agent] = self.executor_factory(registry)
+                if self.executor_factory is not None:
+                    self._executors[agent] = self.executor_factory(registry)
+                else:
+                    self._executors[agent] = default_executor(registry, self.settings)
             return self._executors[agent]

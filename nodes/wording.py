@@ -27,6 +27,11 @@ GENERIC: Wording = {
         "zh": "抱歉，我没太明白您的意思，能换个说法吗？",
         "en": "Sorry, I'm not sure what you need. Could you put it another way?",
     },
+    "model_unavailable": {
+        "zh": "我这边暂时没能理解，请稍后再试或换个说法。",
+        "en": "Sorry, my language service isn't answering right now, so I couldn't read "
+        "that. Please try again shortly, or put it another way.",
+    },
     "ask_between": {
         "zh": "请问您是想{first}，还是想{second}？",
         "en": "Would you like to {first}, or to {second}?",

@@ -37,6 +37,8 @@ validation_intercept_rate       calls stopped by validation (``error_type: valid
                                 / tool calls
 human_handoff_rate              turns that ended in the ``handoff`` node / turns (a
                                 user asking for a person, or complaining, counts too)
+model_errors                    (a counter) turns whose understanding model call gave
+                                nothing usable: a timeout, a server error, bad output
 circuit_breaker_state           per tool, 0 closed, 1 open, 2 half-open: the last record
                                 seen (``circuit_open`` → 1, an executed success → 0), or
                                 the live breakers given to ``watch_breakers``
@@ -115,6 +117,7 @@ class Tally:
     slot_completed: set[str] = field(default_factory=set)
     refill_turns: list[int] = field(default_factory=list)
     intent_accuracy: float | None = None
+    model_errors: int = 0
     _asked: dict[str, set[str]] = field(default_factory=dict, repr=False)
     _intervals: OrderedDict[str, list[list[Any]]] = field(default_factory=OrderedDict, repr=False)
 
@@ -143,6 +146,8 @@ class Tally:
                     self.rollbacks += 1
         elif kind == "node":
             self.protocol_sizes.extend(int(size) for size in record.get("protocol_sizes") or [])
+        elif kind == "intent" and record.get("model_error"):
+            self.model_errors += 1
         elif kind == "eval" and record.get("intent_accuracy") is not None:
             self.intent_accuracy = float(record["intent_accuracy"])
 
@@ -248,6 +253,7 @@ class Tally:
             ),
             "tool_calls": self.calls,
             "turns": self.turns,
+            "model_errors": self.model_errors,
         }
 
 
@@ -340,6 +346,7 @@ class _Derived(Collector):
                 "rollbacks": tally.rollbacks,
                 "turns": tally.turns,
                 "human_handoffs": tally.handoff_turns,
+                "model_errors": tally.model_errors,
             }
         calls = CounterMetricFamily(
             "tool_calls", "Tool calls by tool and final status.", labels=["tool", "status"]

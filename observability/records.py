@@ -116,6 +116,8 @@ class IntentRecord(TraceHeader):
     candidates: list[str] | None
     decision: str | None
     """The next step the node chose (``state.NextStep``)."""
+    model_error: NotRequired[str]
+    """Why the turn's model call gave nothing usable (a timeout, an error, bad output)."""
 
 
 class ProposedCall(TypedDict):

@@ -50,6 +50,7 @@ from observability.audit import AuditLog, default_audit_path
 from observability.records import (
     ExecutedCall,
     ExecutionRecord,
+    IntentRecord,
     ProposedCall,
     RunStatus,
     TraceHeader,
@@ -333,19 +334,20 @@ class TraceRecorder(BaseCallbackHandler):
         return sizes
 
     def _write_intent(self, run: _Run, update: Mapping[str, Any]) -> None:
-        self._write(
-            run,
-            {
-                **self._header(run, "intent"),
-                "node": run.name,
-                "text": last_user_text(run.inputs),
-                "intent": update.get("intent"),
-                "confidence": update.get("confidence"),
-                "evidence": update.get("intent_evidence"),
-                "candidates": update.get("intent_candidates"),
-                "decision": update.get("decision"),
-            },
-        )
+        record: IntentRecord = {
+            **self._header(run, "intent"),
+            "node": run.name,
+            "text": last_user_text(run.inputs),
+            "intent": update.get("intent"),
+            "confidence": update.get("confidence"),
+            "evidence": update.get("intent_evidence"),
+            "candidates": update.get("intent_candidates"),
+            "decision": update.get("decision"),
+        }
+        model_error = _model_error(update)
+        if model_error:
+            record["model_error"] = model_error
+        self._write(run, record)
 
     def _write_arguments(self, run: _Run, update: Mapping[str, Any]) -> None:
         proposed: list[ProposedCall] = [
@@ -481,6 +483,18 @@ def trace_callbacks(
 
 def _outer(run: _Run) -> str:
     return run.namespace.split(":")[0]
+
+
+def _model_error(update: Mapping[str, Any]) -> str | None:
+    """The error of the understanding note a node wrote: its model call gave nothing usable."""
+    for message in as_list(update.get("protocol")):
+        if not isinstance(message, Mapping):
+            continue
+        content = message.get("content")
+        error = message.get("error")
+        if isinstance(content, Mapping) and content.get("stage") == "intent" and error:
+            return str(error)[:200]
+    return None
 
 
 __all__ = ["TraceRecorder", "rolled_back", "shape_of", "trace_callbacks"]

@@ -14,14 +14,22 @@ scenario (``scenarios | packs`` are one layer of independent siblings), nothing 
 ``nodes`` or ``graph``.
 """
 
-from packs.functions import ToolAnnotation, card_from_function, parameters_model
+from packs.functions import (
+    Refusal,
+    ToolAnnotation,
+    card_from_function,
+    parameters_model,
+    tool,
+)
 from packs.pack import Pack, pack_from_functions, pack_from_module
 
 __all__ = [
     "Pack",
+    "Refusal",
     "ToolAnnotation",
     "card_from_function",
     "pack_from_functions",
     "pack_from_module",
     "parameters_model",
+    "tool",
 ]

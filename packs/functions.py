@@ -21,7 +21,7 @@ from typing import Any, get_type_hints
 from docstring_parser import parse as parse_docstring
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from tools.executor.errors import ToolError, UserFixableError
+from tools.executor.errors import ResourceNotFoundError, ToolError, UserFixableError
 from tools.registry.cards import ToolCard
 from tools.registry.context import ToolContext
 
@@ -74,10 +74,45 @@ class ToolAnnotation:
     """Deadline of one attempt."""
     requires: tuple[str, ...] = ()
     """Tools that must have succeeded earlier in the task."""
+    examples: tuple[str, ...] = ()
+    """Requests users make for it, in Chinese or English ("book me into C-0620-YOGA"):
+    beside the docstring's description and ``Examples:``, what the recognizer learns."""
+    check: Callable[..., Any] | None = None
+    """A precondition that reads the backend, run before the user is asked to confirm:
+    called with the call's arguments it takes (by name); it returns ``None`` when the call
+    may go ahead, else why not (a sentence, or ``{"zh": …, "en": …}``), or raises a
+    ``ValueError`` (a ``Refusal``) or a ``LookupError`` saying why."""
+    describe: Callable[[Any, str], str | None] | None = None
+    """The team's own wording of a successful result: ``describe(data, language)``;
+    ``None`` (or a ``None`` answer): the generic describer words it from the card."""
+
+
+class Refusal(ValueError):
+    """A function's (or a check's) refusal, said in both languages: ``Refusal(en, zh=…)``.
+
+    A plain ``ValueError`` is said in the words it was raised with, in any language.
+    """
+
+    def __init__(self, en: str, *, zh: str | None = None) -> None:
+        """Keep the English reason and, when given, the Chinese one."""
+        super().__init__(en)
+        self.text: dict[str, str] = {"en": en, "zh": zh or en}
+
+
+def _raised(error: Exception) -> ToolError:
+    """What a function's own ``ValueError``/``LookupError`` is: the user's to fix, or not found."""
+    message = str(error) or type(error).__name__
+    if isinstance(error, Refusal):
+        return UserFixableError(message, details={"reason": dict(error.text)})
+    if isinstance(error, LookupError) and not isinstance(error, KeyError | IndexError):
+        return ResourceNotFoundError(message, details={"reason": {"en": message, "zh": message}})
+    return UserFixableError(message, details={"reason": {"en": message, "zh": message}})
 
 
 def tool(**fields: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Annotate a function for ``pack_from_functions``: ``@tool(side_effect=False)``."""
+    if "examples" in fields:
+        fields["examples"] = tuple(fields["examples"])
     annotation = ToolAnnotation(**fields)
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -109,7 +144,7 @@ def parameters_model(fn: Callable[..., Any], *, model_name: str | None = None) -
     """
     signature = inspect.signature(fn)
     try:
-        hints = get_type_hints(fn)
+        hints = get_type_hints(fn, include_extras=True)
     except (NameError, TypeError):  # a forward reference it cannot resolve: the raw ones
         hints = {}
     described = {
@@ -149,7 +184,7 @@ def direct_invoke(functions: Mapping[str, Callable[..., Any]]) -> Invoke:
         except ToolError:
             raise
         except (ValueError, LookupError) as error:
-            raise UserFixableError(str(error) or type(error).__name__) from error
+            raise _raised(error) from error
 
     return invoke
 
@@ -182,6 +217,7 @@ def card_from_function(
         return call(function_name, args)
 
     return ToolCard(
+        precondition=_precondition(note.check, name),
         name=name,
         description=f"{summary} {long}".strip(),
         when_to_use=note.when_to_use or _first_sentence(summary),
@@ -206,6 +242,39 @@ def card_from_function(
     )
 
 
+def _precondition(
+    check: Callable[..., Any] | None, name: str
+) -> Callable[[BaseModel, ToolContext], None] | None:
+    """The card's precondition of a ``check``: its refusal raised as the user's to fix."""
+    if check is None:
+        return None
+    accepted = inspect.signature(check).parameters
+    takes_all = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+
+    def precondition(args: BaseModel, ctx: ToolContext) -> None:
+        values = {
+            field: getattr(args, field)
+            for field in type(args).model_fields
+            if takes_all or field in accepted
+        }
+        try:
+            why = check(**values)
+        except ToolError:
+            raise
+        except (ValueError, LookupError) as error:
+            raise _raised(error) from error
+        if why is None or why is True:
+            return
+        text = dict(why) if isinstance(why, Mapping) else {"en": str(why), "zh": str(why)}
+        text.setdefault("en", next(iter(text.values()), ""))
+        text.setdefault("zh", text["en"])
+        raise UserFixableError(
+            f"{name} refused by its check: {text['en']}", details={"reason": text}
+        )
+
+    return precondition
+
+
 def renamed(card: ToolCard, name: str) -> ToolCard:
     """The same card under another name (the handler still calls the original function)."""
     return replace(card, name=name)
@@ -226,6 +295,7 @@ def _return_name(fn: Callable[..., Any]) -> str:
 __all__ = [
     "READ_VERBS",
     "Invoke",
+    "Refusal",
     "ToolAnnotation",
     "annotation_of",
     "card_from_function",

@@ -1,43 +1,44 @@
-"""A ``Scenario`` from tool cards and a policy: one task per tool, generic words, no cue tables.
+"""A ``Scenario`` from tool cards and a policy: one task per tool, words from the docstrings.
 
 ``pack_from_functions`` turns functions into cards (``packs.functions``) and each card into
-a task whose required slots are the function's required parameters; ``pack_from_module``
-takes a module's public functions. The pack's wording asks for a missing parameter with its
-docstring description and names a task by its tool; its describer says a result as compact
-JSON (the conversation then holds the ids a later call needs) and a failure with the tool's
-own message. Understanding comes from ``Pack.generator``: the model command generator with
-the policy in its prompt (``packs.understanding``).
+a task whose required slots are the function's required parameters (the optional ones are
+passed when given); ``pack_from_module`` takes a module's public functions. The scenario it
+builds is served like any other (``build_graph(scenarios=[pack.scenario])``):
+
+- its example requests (``Scenario.examples``) come from each function's description, the
+  ``Examples:`` section of its docstring and ``examples=``: the recognizer's training data;
+- its slot extractor reads values by type (``packs.values``); a message of nothing but a
+  read's one value asks for that read (``Scenario.bare``); a value missing from a request is
+  looked up through a read the message gives everything to (``TaskSpec.suggest``);
+- its wording and describers say questions and results in sentences (``packs.wording``);
+- its own command generator (``Scenario.commands``) reads messages with the rules and typed
+  values first and the configured model for what they leave unsure, the policy in its
+  prompt (``packs.understanding``).
 """
 
 from __future__ import annotations
 
 import inspect
-import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from contract.scenario import Scenario, SlotResult, Speaker, TaskSpec, Text
+from contract.scenario import Examples, Scenario, TaskSpec, Text
+from packs.docs import merged_examples, request_examples, result_fields
 from packs.functions import (
     Invoke,
     ToolAnnotation,
+    annotation_of,
     card_from_function,
     direct_invoke,
     required_parameters,
 )
-from state import AgentState, ToolResult
+from packs.reading import PackValues, bare_patterns, lookup, result_keys
+from packs.understanding import PackCommandGenerator, pack_reader
+from packs.wording import describer_of, pack_wording
 from tools.registry.cards import ToolCard
-
-if TYPE_CHECKING:
-    from packs.understanding import PackCommandGenerator
-    from understanding.reader import RuleCommandGenerator
-
-RESULT_CHARS = 1500
-"""How much of a result's JSON a reply carries (the rest is cut, and said so)."""
-DESCRIPTION_CHARS = 160
+from understanding.reader import RuleCommandGenerator
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class Pack:
     """The policy text the command generator's prompt carries."""
     functions: Mapping[str, str] = field(default_factory=dict)
     """Card name → the function it calls (they differ when an annotation renamed it)."""
+    gives: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Card name → the fields of its result (what a read can look up for another task)."""
 
     @property
     def cards(self) -> tuple[ToolCard, ...]:
@@ -59,9 +62,13 @@ class Pack:
     def generator(
         self, llm: Any, rules: RuleCommandGenerator, **options: Any
     ) -> PackCommandGenerator:
-        """The model command generator for this pack (``Services(commands=...)``)."""
-        from packs.understanding import PackCommandGenerator  # noqa: PLC0415 - a cycle
+        """The pack's command generator over ``llm`` (``None``: the rules and typed values).
 
+        ``build_graph`` builds it from the settings (``REACH_MODEL``); this is for a caller
+        that brings its own client (the τ² adapter).
+        """
+        options.setdefault("examples", self.scenario.examples)
+        options.setdefault("gives", self.gives)
         return PackCommandGenerator(llm, self.cards, self.policy, rules, **options)
 
 
@@ -73,6 +80,7 @@ def pack_from_functions(
     annotations: Mapping[str, ToolAnnotation] | None = None,
     invoke: Invoke | None = None,
     roles: Iterable[str] = ("customer",),
+    examples: Mapping[str, Sequence[str]] | None = None,
 ) -> Pack:
     """Build a pack from typed functions and a policy text.
 
@@ -83,16 +91,42 @@ def pack_from_functions(
         annotations: Function name → what its signature cannot say (overrides ``@tool``).
         invoke: Runs a call (``invoke(function_name, arguments)``); default: the function.
         roles: The roles granted every tool of the pack.
+        examples: Function name → requests users make for it (Chinese or English), beside
+            those of its docstring and its ``@tool(examples=...)``.
     """
     annotations = annotations or {}
     by_name = {fn.__name__: fn for fn in functions}
     call = invoke or direct_invoke(by_name)
+    notes = {fn.__name__: annotation_of(fn, annotations.get(fn.__name__)) for fn in functions}
     cards = tuple(
-        card_from_function(fn, annotations.get(fn.__name__), pack=name, invoke=call)
-        for fn in functions
+        card_from_function(fn, notes[fn.__name__], pack=name, invoke=call) for fn in functions
     )
+    fields: dict[str, Mapping[str, Text]] = {}
+    gives: dict[str, frozenset[str]] = {}
+    said: dict[str, dict[str, tuple[str, ...]]] = {}
+    describe: dict[str, Callable[[Any, str], str | None]] = {}
+    for card, fn in zip(cards, functions, strict=True):
+        described = result_fields(fn)
+        fields[card.name] = described
+        gives[card.name] = result_keys(fn, described)
+        own = (examples or {}).get(fn.__name__, ())
+        said[card.name] = merged_examples(
+            request_examples(fn, notes[fn.__name__].examples), request_examples(None, own)
+        )
+        if notes[fn.__name__].describe is not None:
+            describe[card.name] = notes[fn.__name__].describe  # type: ignore[assignment]
     names = {card.name: fn.__name__ for card, fn in zip(cards, functions, strict=True)}
-    return Pack(scenario=scenario_of(name, cards, roles=roles), policy=policy, functions=names)
+    scenario = scenario_of(
+        name,
+        cards,
+        roles=roles,
+        policy=policy,
+        examples=said,
+        fields=fields,
+        gives=gives,
+        describe=describe,
+    )
+    return Pack(scenario=scenario, policy=policy, functions=names, gives=gives)
 
 
 def pack_from_module(
@@ -102,6 +136,7 @@ def pack_from_module(
     name: str | None = None,
     annotations: Mapping[str, ToolAnnotation] | None = None,
     roles: Iterable[str] = ("customer",),
+    examples: Mapping[str, Sequence[str]] | None = None,
 ) -> Pack:
     """Build a pack from a module's public functions (those defined in it, in source order)."""
     functions = [
@@ -116,17 +151,39 @@ def pack_from_module(
         policy=policy,
         annotations=annotations,
         roles=roles,
+        examples=examples,
     )
 
 
-def scenario_of(name: str, cards: Sequence[ToolCard], *, roles: Iterable[str]) -> Scenario:
-    """The scenario of ``cards``: a task per card, generic wording and describers."""
+def scenario_of(
+    name: str,
+    cards: Sequence[ToolCard],
+    *,
+    roles: Iterable[str],
+    policy: str = "",
+    examples: Examples | None = None,
+    fields: Mapping[str, Mapping[str, Text]] | None = None,
+    gives: Mapping[str, frozenset[str]] | None = None,
+    describe: Mapping[str, Callable[[Any, str], str | None]] | None = None,
+) -> Scenario:
+    """The scenario of ``cards``: a task per card, typed values, sentences, its own reader.
+
+    ``fields`` label each tool's result fields (its ``Returns:`` lines), ``gives`` says which fields
+    each read returns (for lookups), ``describe`` holds a tool's own wording of results.
+    """
+    values = PackValues(cards)
+    gives = gives or {}
+    examples = dict(examples or {})
     tasks = tuple(
         TaskSpec(
             intent=card.name,
             tool=card.name,
             required_slots=required_parameters(card.parameters),
+            optional_slots=tuple(
+                n for n, i in card.parameters.model_fields.items() if not i.is_required()
+            ),
             handoff_on_failure=False,
+            suggest=lookup(values, gives, card.name) if gives else None,
         )
         for card in cards
     )
@@ -136,86 +193,17 @@ def scenario_of(name: str, cards: Sequence[ToolCard], *, roles: Iterable[str]) -
         tasks=tasks,
         cards=tuple(cards),
         grants={role: permissions for role in roles},
-        extract=_no_rules,
-        wording=_wording(cards),
-        describe={card.name: describe_result for card in cards},
+        extract=values.extract,
+        wording=pack_wording(cards, fields or {}),
+        describe={card.name: describer_of(card, (describe or {}).get(card.name)) for card in cards},
+        bare=bare_patterns(cards),
+        examples=examples,
+        commands=pack_reader(cards, policy, examples, gives),
     )
 
 
-def _no_rules(text: str, intent: str, *, today: date) -> SlotResult:
-    """A pack has no slot rules: its values come from the model's commands, checked there."""
-    return SlotResult()
-
-
-def label_of(name: str) -> str:
-    """``get_order_details`` → ``get order details``."""
-    return name.replace("_", " ")
-
-
-_EXAMPLE = re.compile(
-    r",?\s*(?:each\s+)?(?:such as|e\.g\.|for example)\s*'[^']*'(?:\s*(?:or|and|,)\s*'[^']*')*",
-    re.IGNORECASE,
-)
-"""An example value in a description: a question never shows it (the user would echo it)."""
-OPEN_WORDS: dict[str, Text] = {
-    "ask_intent": {
-        "zh": "抱歉，我没太明白您需要什么，能具体说说吗？",
-        "en": "Sorry, I'm not sure what you need. Could you tell me what you would like done?",
-    },
-    "act.greet": {"zh": "您好！请问有什么可以帮您？", "en": "Hello! How can I help you today?"},
-}
-"""A pack's tools are many and named for a program: a question lists none of them."""
-
-
-def _wording(cards: Sequence[ToolCard]) -> dict[str, Text]:
-    words: dict[str, Text] = dict(OPEN_WORDS)
-    for card in cards:
-        label = label_of(card.name)
-        words[f"intent.{card.name}"] = {"zh": label, "en": label}
-        for slot, info in card.parameters.model_fields.items():
-            shown = label_of(slot)
-            hint = _EXAMPLE.sub("", " ".join((info.description or "").split()))
-            hint = hint.strip().rstrip(".")[:DESCRIPTION_CHARS]
-            words.setdefault(f"slot.{slot}", {"zh": shown, "en": shown})
-            ask = f"Please tell me the {shown}" + (f" ({hint})" if hint else "") + "."
-            words.setdefault(f"ask.{slot}", {"zh": f"请提供 {shown}。", "en": ask})
-    return words
-
-
-def describe_result(result: ToolResult, state: AgentState, speaker: Speaker) -> str | None:
-    """Say a result as compact JSON, or a failure with the tool's own message."""
-    tool = str(result.get("tool") or "")
-    label = speaker.label(tool) if tool else "the request"
-    if result.get("status") == "success":
-        return f"{label}: {compact(result.get('data'))}"
-    message = result.get("message")
-    if result.get("error_type") in ("user_fixable", "not_found", "conflict") and message:
-        return f"Could not {label}: {message}"
-    return None
-
-
-def compact(data: Any, limit: int = RESULT_CHARS) -> str:
-    """``data`` as short JSON: no empty values, no spaces after separators, cut at ``limit``."""
-    text = json.dumps(_pruned(data), ensure_ascii=False, separators=(",", ":"), default=str)
-    if len(text) <= limit:
-        return text
-    return text[:limit] + "…(cut)"
-
-
-def _pruned(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _pruned(v) for k, v in value.items() if v not in (None, "", [], {})}
-    if isinstance(value, list | tuple):
-        return [_pruned(v) for v in value]
-    return value
-
-
 __all__ = [
-    "RESULT_CHARS",
     "Pack",
-    "compact",
-    "describe_result",
-    "label_of",
     "pack_from_functions",
     "pack_from_module",
     "scenario_of",

@@ -1,41 +1,42 @@
-"""Understanding for a pack: one structured model call a turn, the policy in its prompt.
+"""Understanding for a pack: the rules and typed values first, one model call when unsure.
 
-A pack has no cue tables, so the model reads every message the rules do not settle. Its
-prompt is a fixed part (the instructions, the policy, and the tool cards as its options: name,
-parameters, one line each; a write is marked as needing a yes), which a server's prompt
-cache keeps between calls, and the situation: the latest turns of the conversation (the
-agent's replies hold the results of earlier calls, so the ids a call needs), what waits for
-a yes, what the waiting call still needs, and the message. The whole prompt is held within
-``budget_tokens`` (3,500 by default, under the 4,096 a small local server starts with): the
-policy is cut at a paragraph when it is too long, and the oldest turns are dropped first.
+A pack has no cue tables. What reads its messages, in order:
 
-What the model says is checked before the engine sees it:
+1. the default reader (``understanding.reader``) over the pack's scenario: a yes, a no, a
+   correction, a courtesy, a request for a person, and the tasks its recognizer picks from
+   the pack's example requests (``Scenario.examples``), their values read by type
+   (``packs.values``): ids, phones, dates, numbers, choices;
+2. what the pack adds to any reading (``packs.reading``): a value only one tool takes names
+   that tool ("book me into C-0620-YOGA" starts the booking), a task's code-shaped values
+   missing from the message come from the conversation before (the member id a lookup just
+   said), and a value that breaks its parameter's constraints is ``invalid`` (asked again,
+   with why, before anything is put to the user);
+3. with a model configured, one structured call (``understanding.model_base``) when the
+   rules are unsure, or a started task needs a free-form value they cannot read. Its prompt
+   is a fixed part (instructions, the **policy**, the tools with their example requests)
+   that a server's prompt cache keeps, and the situation (today, the latest turns, what
+   waits, the message), held within ``budget_tokens``.
 
-- a tool must be one of the pack's, a parameter one of that tool's; the kind follows the
-  task stack (a small model says "set" for a call nothing waits on: that call starts);
-- a value must be *grounded*: it appears in the message, in the conversation shown (a
-  result said before), or in the tool's own parameter description (an allowed value such
-  as 'no longer needed'); an invented id is refused and the agent asks for it instead;
-- a ``confirm`` never approves anything: only the rules' reading of a yes does (and a yes
-  to a pending action never reaches the model at all: the confirmation node reads it);
-- any failure (timeout, HTTP error, output that does not parse) falls back to the rules'
-  reading, the error recorded.
+What the model says is checked: a tool must be the pack's, a parameter that tool's; a value
+must be **grounded** — in the message, in the conversation shown, among the choices the
+parameter allows, or the value the message gives by type (a date said "June 20") — else it
+is dropped and the agent asks for it; a model's ``confirm`` approves nothing. A model that
+cannot answer (timeout, error) leaves the rules' reading, marked so that the user hears the
+model was unavailable, never that they were unclear.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import typing
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import date
+from typing import Any
 
-from langgraph.errors import GraphBubbleUp
-from pydantic import BaseModel, TypeAdapter, ValidationError
-
-from state import SlotValues
+from contract.scenario import Examples
+from packs.grounding import grounded, param_hint
+from packs.reading import PackValues
 from tools.registry.cards import ToolCard
-from understanding.chat import prompt_tokens
 from understanding.commands import (
     Cancel,
     CannotTell,
@@ -47,7 +48,16 @@ from understanding.commands import (
     SetSlot,
     Start,
 )
-from understanding.model_recognizer import describe_error
+from understanding.lexical import plain_answer
+from understanding.model_base import (
+    Method,
+    ModelFailure,
+    StructuredCommands,
+    commands_schema,
+    fallback,
+    grounded_in,
+    value_pairs,
+)
 from understanding.reader import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 
@@ -62,8 +72,13 @@ TURN_CHARS = 1600
 """Longest single turn shown; a longer one keeps its start."""
 SITUATION_MIN_TOKENS = 900
 """What the situation always keeps room for; the policy is cut to leave it."""
+EXAMPLES_SHOWN = 2
+"""Example requests shown per tool and language in the prompt."""
 START_CONFIDENCE = 0.9
-Method = Literal["json_schema", "function_calling"]
+NAMED_CONFIDENCE = 0.85
+"""A task named by a value only it takes."""
+UNSURE_CONFIDENCE = 0.5
+"""The same before the model has had its say: below the threshold, so it is asked."""
 
 INSTRUCTIONS = (
     "You are the understanding step of a customer-service agent. Read the customer's latest "
@@ -74,15 +89,16 @@ INSTRUCTIONS = (
     "set = gives what the waiting call asks for; correct = changes a value of the waiting or "
     "pending call; cancel = drops the waiting call; reject = says no to the pending call; "
     "handoff = wants a human agent, or the policy says to transfer; cannot_tell = no tool fits.\n"
-    "Follow the policy: check identity first when it says so; never start a change the "
-    "policy forbids. Copy values exactly as written in the conversation or in a result (ids "
-    "with their '#' and prefix); never invent one; leave out what is not known yet. A list "
-    "value is a JSON list."
+    "Pick the tool that does what the customer asks: to book, freeze, cancel or change "
+    "something, start that write (the agent looks up what it needs); a lookup only when the "
+    "customer asks to see something. Follow the policy. Copy values exactly as written in "
+    "the conversation or a result; never invent one; leave out what is not known yet. "
+    "Dates as YYYY-MM-DD. A list value is a JSON list."
 )
 
 
 class PackCommandGenerator:
-    """Commands for a pack from a chat model, checked against the cards and the conversation."""
+    """Commands for a pack: the rules and typed values, the model when they are unsure."""
 
     def __init__(
         self,
@@ -91,76 +107,238 @@ class PackCommandGenerator:
         policy: str,
         rules: RuleCommandGenerator,
         *,
+        examples: Examples | None = None,
+        gives: Mapping[str, frozenset[str]] | None = None,
         budget_tokens: int = BUDGET_TOKENS,
         method: Method = "json_schema",
     ) -> None:
-        """Keep the model, the cards it may name, the policy, and the rules behind it."""
-        self.llm = llm
+        """Keep the cards, the policy, the rules, and the model (``None``: rules alone)."""
         self.cards = {card.name: card for card in cards}
+        self.values = PackValues(cards)
         self.rules = rules
+        self.examples = examples or {}
+        self.gives = dict(gives or {})
+        """Read → the fields of its result (what it can look up for another task)."""
         self.budget_tokens = budget_tokens
         self.system_prompt = self._prompt(policy)
-        self._runnable = llm.with_structured_output(
-            self._schema(),
-            method=method,
-            strict=True if method == "json_schema" else None,
-            include_raw=True,
+        self.model = (
+            StructuredCommands(llm, self._schema(), method=method) if llm is not None else None
         )
+
+    @property
+    def threshold(self) -> float:
+        """How sure a reading must be to need no model."""
+        return float(getattr(self.rules, "threshold", 0.6))
+
+    def today(self) -> date:
+        """The business date the rules count from."""
+        today = getattr(self.rules, "today", None)
+        return today() if callable(today) else date.today()
 
     # ---- the generator -------------------------------------------------------------------
     def generate(self, text: str, view: DialogueView) -> Reading:
-        """Read the message; ask the model unless the rules' reading settles it."""
-        rules = self.rules.generate(text, view)
-        if self._settled(rules, view):
+        """Read the message: the rules and typed values; the model when they are unsure."""
+        heard = self.rules.generate(text, view)
+        rules = replace(heard, commands=tuple(self.completed(heard.commands, text, view)))
+        if self.model is None:
             return rules
+        unsure = replace(
+            heard, commands=tuple(self.completed(heard.commands, text, view, sure=False))
+        )
+        if self._settled(unsure, view, text):
+            return unsure
         try:
-            parsed, raw = self._call(text, view)
-        except _Failure as failure:
-            return Reading(
-                rules.commands, rules.language, source="rules", error=str(failure), model_calls=1
-            )
+            parsed, raw = self.model.ask(self.system_prompt, self.situation(view, text))
+        except ModelFailure as failure:
+            return fallback(rules, str(failure))
         commands, refused = self._checked(parsed, text, view)
+        commands = self.completed(commands, text, view)
         if not commands:
-            commands = [CannotTell(evidence=("model: no usable command",))]
+            return fallback(rules, "invalid output: no usable command")
         return Reading(
             tuple(commands),
-            rules.language or "en",
+            rules.language or view.language,
             source="model",
             model_calls=1,
-            prompt_tokens=prompt_tokens(raw),
+            prompt_tokens=self.model.tokens(raw),
             refused=refused,
         )
 
     def reconsider(self, text: str, view: DialogueView) -> Reading:
-        """A second look is the rules' alone: the turn's model call is spent."""
-        return self.rules.reconsider(text, view)
+        """A second look is the rules' alone (the turn's model call is spent), with values."""
+        again = self.rules.reconsider(text, view)
+        return replace(again, commands=tuple(self.completed(again.commands, text, view)))
 
-    def _settled(self, rules: Reading, view: DialogueView) -> bool:
-        """The rules decide alone: a yes or no to what waits, a person, a bare courtesy."""
+    def _settled(self, rules: Reading, view: DialogueView, text: str) -> bool:
+        """The rules decide alone: a yes or no, a correction, an act, an answer, a sure task."""
         kinds = {c.kind for c in rules.commands}
-        if view.pending is not None and kinds & {"confirm", "reject"}:
+        if view.pending is not None and kinds & {"confirm", "reject", "correct"}:
             return True
-        if "handoff" in kinds:
+        if kinds & {"handoff", "cancel"} or kinds == {"chitchat"}:
             return True
-        return kinds == {"chitchat"}
+        if view.waiting is not None and plain_answer(text) is not None:
+            return True  # "好的" to a question: it gives nothing; the question is asked again
+        if "cannot_tell" in kinds or not kinds:
+            return False
+        tasks = rules.of_kind("start", "set", "correct")
+        if len(tasks) != len(rules.commands):
+            return False
+        waiting = view.waiting
+        for command in tasks:
+            if isinstance(command, SetSlot | CorrectSlot):
+                if waiting is None or not set(command.slots) & set(waiting.missing):
+                    return False
+            elif isinstance(command, Start):
+                if command.confidence < self.threshold or self._needs_words(command):
+                    return False
+        return True
+
+    def _needs_words(self, start: Start) -> bool:
+        """A started task misses a value no type reads (a name, a reason): the model's."""
+        card = self.cards.get(start.intent)
+        if card is None:
+            return False
+        readers = self.values.readers(start.intent)
+        return any(
+            info.is_required() and name not in start.slots and readers[name].kind == "free"
+            for name, info in card.parameters.model_fields.items()
+        )
+
+    # ---- what the pack adds to any reading --------------------------------------------------
+    def completed(
+        self, commands: Sequence[Command], text: str, view: DialogueView, *, sure: bool = True
+    ) -> list[Command]:
+        """Commands with the typed values, the tools named by value, the carried values.
+
+        - A write a value names alone ("C-0620-YOGA": only the booking takes a class id)
+          starts when nothing asks for it yet; a read so named ("What's on June 21": the one
+          tool that takes a date) when its clause is no other task's. Beside a write so
+          named, a start with no value from the message (a guess) is dropped.
+        - A read started to find what another started task misses (the member of "我是
+          138…，帮我约 C-0621-HIIT") is dropped: the task looks it up itself
+          (``TaskSpec.suggest``) and goes on; so is a read with no value from the message
+          whose result the other task takes (a guessed list of classes beside a booking).
+
+        ``sure``: the reading is final (no model will be asked), so a named start is sure.
+        """
+        today = self.today()
+        typed = [self._typed(c, text, view, today) for c in commands]
+        named = self.values.named(text, today=today)
+        targeted = {getattr(c, "intent", None) for c in typed}
+        targeted |= {task.intent for task in (view.waiting, view.pending) if task is not None}
+        tasks = [c for c in typed if isinstance(c, Start | SetSlot | CorrectSlot)]
+        added: list[str] = []
+        for name, (_, clause) in named.items():
+            if name in targeted:
+                continue
+            taken = any(grounded_in(str(v), clause) for c in tasks for v in c.slots.values())
+            if self.cards[name].writes or not taken:
+                added.append(name)
+        writes = any(self.cards[name].writes for name in added)
+        out: list[Command] = []
+        for command in typed:
+            if isinstance(command, CannotTell) and added:
+                continue  # the value names the task
+            if isinstance(command, Start) and writes and not self._grounded_start(command, text):
+                continue  # a guess beside the write the message names by its value
+            out.append(command)
+        for name in added:
+            found = named[name][0]
+            start = Start(
+                intent=name,
+                slots=found.slots,
+                invalid=found.invalid,
+                confidence=NAMED_CONFIDENCE if sure else UNSURE_CONFIDENCE,
+                evidence=("a value only this tool takes",),
+            )
+            out.append(self._typed(start, text, view, today))
+        return self._without_lookups(out, text)
+
+    def _without_lookups(self, commands: list[Command], text: str) -> list[Command]:
+        """Drop the reads started only to feed another started task (see ``completed``)."""
+        starts = [c for c in commands if isinstance(c, Start) and c.intent in self.cards]
+        if len(starts) < 2:
+            return commands
+        dropped: set[int] = set()
+        for read in starts:
+            card = self.cards[read.intent]
+            gives = self.gives.get(read.intent, frozenset())
+            if card.writes or not gives:
+                continue
+            for other in starts:
+                if other is read or id(other) in dropped:
+                    continue
+                params = self.cards[other.intent].parameters.model_fields
+                missing = {n for n, i in params.items() if i.is_required() and n not in other.slots}
+                guessed = not self._grounded_start(read, text)
+                if gives & missing or (guessed and gives & set(params)):
+                    dropped.add(id(read))
+                    break
+        return [c for c in commands if id(c) not in dropped]
+
+    def _grounded_start(self, start: Start, text: str) -> bool:
+        """The start has a value from this message (else it may be a model's guess)."""
+        if start.invalid:
+            return True  # a value was said, only not a usable one
+        said = self.values.extract(text, start.intent, today=self.today()).slots
+        return any(
+            said.get(name) == value or grounded_in(str(value), text)
+            for name, value in start.slots.items()
+        )
+
+    def _typed(self, command: Command, text: str, view: DialogueView, today: date) -> Command:
+        if not isinstance(command, Start | SetSlot | CorrectSlot):
+            return command
+        intent = command.intent or (view.pending or view.waiting or TaskView("")).intent
+        if intent not in self.cards:
+            return command
+        found = self.values.extract(text, intent, today=today)
+        readers = self.values.readers(intent)
+        slots: dict[str, Any] = {}
+        invalid = dict(command.invalid)
+        for name, value in command.slots.items():
+            checked, why = readers[name].check(value) if name in readers else (value, None)
+            if why is None:
+                slots[name] = checked
+            else:
+                invalid[name] = f"{value}: {why}"
+        for name, value in found.slots.items():
+            slots.setdefault(name, value)
+        for name, why in found.invalid.items():
+            if name not in slots:
+                invalid.setdefault(name, why)
+        if isinstance(command, Start):
+            known = {**slots, **invalid}
+            slots.update(self.values.carried(intent, known, view))
+        slots = {k: v for k, v in slots.items() if k not in invalid}
+        return replace(command, slots=slots, invalid=invalid)
 
     # ---- the prompt ------------------------------------------------------------------------
     def _prompt(self, policy: str) -> str:
         tools = ["Tools (a write is done only after the customer's yes):"]
         for card in self.cards.values():
             params = ", ".join(
-                name + ("" if info.is_required() else "?")
+                param_hint(name, info.annotation, info.is_required())
                 for name, info in card.parameters.model_fields.items()
             )
             mark = " [write]" if card.writes else ""
-            summary = _first_sentence(card.description)
-            tools.append(f"- {card.name}({params}){mark}: {summary}")
+            tools.append(f"- {card.name}({params}){mark}: {_first_sentence(card.description)}")
+            said = [
+                example
+                for language in ("en", "zh")
+                for example in self.examples.get(card.name, {}).get(language, ())[
+                    1 : 1 + EXAMPLES_SHOWN
+                ]
+            ]
+            if said:
+                tools.append("  e.g. " + " | ".join(f'"{s}"' for s in said))
         fixed = f"{INSTRUCTIONS}\n" + "\n".join(tools)
         room = int((self.budget_tokens - SITUATION_MIN_TOKENS) * CHARS_PER_TOKEN) - len(fixed)
         return f"{INSTRUCTIONS}\nPolicy:\n{_cut(policy.strip(), room)}\n" + "\n".join(tools)
 
     def situation(self, view: DialogueView, text: str) -> str:
         """The dynamic part of the prompt, held within what the fixed part leaves."""
+        today = self.today()
         tail: list[str] = []
         if view.pending is not None:
             tail.append(f"Waiting for a yes or no: {view.pending.intent}({_shown(view.pending)})")
@@ -170,8 +348,9 @@ class PackCommandGenerator:
                 f"has {_shown(view.waiting) or 'nothing'}"
             )
         tail.append(f"Message: {text[:TURN_CHARS]}")
+        head = [f"Today: {today.isoformat()} ({today.strftime('%A')})"]
         room = int(self.budget_tokens * CHARS_PER_TOKEN) - len(self.system_prompt)
-        room -= sum(len(line) + 1 for line in tail)
+        room -= sum(len(line) + 1 for line in [*head, *tail])
         turns: list[str] = []
         for who, said in reversed(view.recent):
             line = f"{who}: {' '.join(said.split())[:TURN_CHARS]}"
@@ -179,65 +358,26 @@ class PackCommandGenerator:
                 break
             turns.append(line)
             room -= len(line) + 1
-        head = ["Conversation (latest last):", *reversed(turns)] if turns else []
+        if turns:
+            head += ["Conversation (latest last):", *reversed(turns)]
         return "\n".join([*head, *tail])
 
     def _schema(self) -> dict[str, Any]:
         names = sorted({n for card in self.cards.values() for n in card.parameters.model_fields})
-        slot = {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "enum": names or [NO_TOOL]},
-                "value": {"type": "string"},
-            },
-            "required": ["name", "value"],
-            "additionalProperties": False,
-        }
-        command = {
-            "type": "object",
-            "properties": {
-                "kind": {"type": "string", "enum": list(KINDS)},
-                "tool": {"type": "string", "enum": [*self.cards, NO_TOOL]},
-                "arguments": {"type": "array", "items": slot, "maxItems": 8},
-            },
-            "required": ["kind", "tool", "arguments"],
-            "additionalProperties": False,
-        }
-        return {
-            "title": "commands",
-            "description": "What the customer's message asks the agent to do.",
-            "type": "object",
-            "properties": {
-                "commands": {
-                    "type": "array",
-                    "items": command,
-                    "minItems": 1,
-                    "maxItems": MAX_COMMANDS,
-                }
-            },
-            "required": ["commands"],
-            "additionalProperties": False,
-        }
-
-    # ---- the call ----------------------------------------------------------------------------
-    def _call(self, text: str, view: DialogueView) -> tuple[dict[str, Any], Any]:
-        messages = [("system", self.system_prompt), ("user", self.situation(view, text))]
-        try:
-            out = self._runnable.invoke(messages)
-        except GraphBubbleUp:
-            raise
-        except Exception as error:  # noqa: BLE001 - any model failure falls back to the rules
-            raise _Failure(describe_error(error)) from error
-        raw, parsed = out.get("raw"), out.get("parsed")
-        if out.get("parsing_error") is not None:
-            raise _Failure(f"invalid output: {describe_error(out['parsing_error'])}")
-        if not isinstance(parsed, dict) or not isinstance(parsed.get("commands"), list):
-            raise _Failure(f"invalid output: {str(getattr(raw, 'content', ''))[:120]!r}")
-        return parsed, raw
+        return commands_schema(
+            kinds=KINDS,
+            target="tool",
+            targets=[*self.cards, NO_TOOL],
+            values="arguments",
+            names=names or [NO_TOOL],
+            max_commands=MAX_COMMANDS,
+            max_values=8,
+            description="What the customer's message asks the agent to do.",
+        )
 
     # ---- checking what came back ---------------------------------------------------------------
     def _checked(
-        self, parsed: dict[str, Any], text: str, view: DialogueView
+        self, parsed: Mapping[str, Any], text: str, view: DialogueView
     ) -> tuple[list[Command], dict[str, str]]:
         seen = "\n".join([text, *(said for _, said in view.recent)])
         commands: list[Command] = []
@@ -255,7 +395,8 @@ class PackCommandGenerator:
             card = self.cards.get(name)
             evidence = (f"model:{kind}:{name}",)
             if kind in ("start", "set", "correct") and card is not None:
-                values, bad = grounded(card, _pairs(item.get("arguments")), seen)
+                typed_values = self.values.extract(text, name, today=self.today()).slots
+                values, bad = grounded(card, value_pairs(item.get("arguments")), seen, typed_values)
                 refused.update(bad)
                 if kind == "start":
                     commands.append(
@@ -284,120 +425,11 @@ class PackCommandGenerator:
                 )
             elif kind == "handoff":
                 commands.append(HandOff(reason="user_request", evidence=evidence))
+            elif kind == "cannot_tell":
+                commands.append(CannotTell(evidence=evidence))
         if len(commands) > 1:
             commands = [c for c in commands if c.kind != "cannot_tell"] or commands[:1]
         return commands, refused
-
-
-def grounded(
-    card: ToolCard, pairs: Sequence[tuple[str, str]], seen: str
-) -> tuple[SlotValues, dict[str, str]]:
-    """Keep the values of ``card``'s parameters that ``seen`` or the card itself shows.
-
-    A value is typed as the parameter is (a JSON list for a list, a number for a number);
-    one that cannot be typed is kept as written, for the executor's validation to refuse
-    with its reason.
-    """
-    fields = card.parameters.model_fields
-    haystack = _norm(seen)
-    values: SlotValues = {}
-    refused: dict[str, str] = {}
-    for name, raw in pairs:
-        info = fields.get(name)
-        if info is None or not raw.strip():
-            continue
-        value = typed(info.annotation, raw)
-        allowed = choices(info.annotation, info.description or "")
-        if all(_norm(part) in haystack or _norm(part) in allowed for part in _atoms(value)):
-            values[name] = value
-        else:
-            refused[name] = raw
-    return values, refused
-
-
-_QUOTED = re.compile(r"""['"]([^'"]{1,60})['"]""")
-_EXAMPLE = re.compile(r"(such as|e\.g\.|for example|like)\W*$", re.IGNORECASE)
-
-
-def choices(annotation: Any, description: str) -> frozenset[str]:
-    """The values a parameter allows by itself: a ``Literal``'s, or quoted in its description.
-
-    A quoted value the description gives as an example ("such as '#W0000000'") is no
-    choice: it grounds nothing.
-    """
-    found = {_norm(str(v)) for v in typing.get_args(annotation) if isinstance(v, str | int)}
-    if typing.get_origin(annotation) is not Literal:
-        found = set()
-    for match in _QUOTED.finditer(description):
-        if not _EXAMPLE.search(description[max(0, match.start() - 16) : match.start()]):
-            found.add(_norm(match.group(1)))
-    return frozenset(found)
-
-
-def typed(annotation: Any, raw: str) -> Any:
-    """``raw`` as ``annotation`` wants it, when that reading is unambiguous; else ``raw``."""
-    text = raw.strip()
-    if annotation is str or annotation is None:
-        return text
-    candidates: list[Any] = []
-    if text[:1] in "[{":
-        try:
-            candidates.append(json.loads(text))
-        except ValueError:
-            pass
-    if _is_list(annotation) and text[:1] != "[":
-        candidates.append([part.strip().strip("'\"") for part in text.split(",") if part.strip()])
-    candidates.append(text)
-    adapter: TypeAdapter[Any] = TypeAdapter(annotation)
-    for candidate in candidates:
-        try:
-            value = adapter.validate_python(candidate)
-        except (ValidationError, TypeError, ValueError):
-            continue
-        return _plain(value)
-    return text
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
-def _is_list(annotation: Any) -> bool:
-    origin = typing.get_origin(annotation)
-    return origin in (list, tuple, set) or annotation in (list, tuple, set)
-
-
-def _atoms(value: Any) -> list[str]:
-    """The pieces of a value that must each be grounded: strings and numbers, not keys."""
-    if isinstance(value, bool):
-        return []
-    if isinstance(value, Mapping):
-        return [atom for v in value.values() for atom in _atoms(v)]
-    if isinstance(value, list | tuple):
-        return [atom for v in value for atom in _atoms(v)]
-    if isinstance(value, float) and value.is_integer():
-        return [str(int(value))]
-    return [str(value)] if str(value).strip() else []
-
-
-def _norm(text: str) -> str:
-    return " ".join(str(text).casefold().split())
-
-
-def _pairs(raw: Any) -> list[tuple[str, str]]:
-    if not isinstance(raw, list):
-        return []
-    return [
-        (item["name"], str(item.get("value", "")))
-        for item in raw
-        if isinstance(item, dict) and isinstance(item.get("name"), str)
-    ]
 
 
 def _target(view: DialogueView, kind: str) -> TaskView | None:
@@ -429,14 +461,22 @@ def _cut(policy: str, room: int) -> str:
     return (kept[:end] if end > 0 else kept) + "\n(policy cut here for length)"
 
 
-class _Failure(Exception):
-    """The model's answer cannot be used."""
+def pack_reader(
+    cards: Sequence[ToolCard],
+    policy: str,
+    examples: Examples,
+    gives: Mapping[str, frozenset[str]],
+) -> Callable[..., PackCommandGenerator]:
+    """The scenario's ``commands`` factory: ``(llm or None, rules)`` → its generator.
+
+    ``local``, ``mixed`` and a named model read a pack alike: the rules and typed values
+    first, the model only for what they leave unsure (see ``PackCommandGenerator``).
+    """
+
+    def build(llm: Any, rules: RuleCommandGenerator) -> PackCommandGenerator:
+        return PackCommandGenerator(llm, cards, policy, rules, examples=examples, gives=gives)
+
+    return build
 
 
-__all__ = [
-    "BUDGET_TOKENS",
-    "PackCommandGenerator",
-    "choices",
-    "grounded",
-    "typed",
-]
+__all__ = ["BUDGET_TOKENS", "PackCommandGenerator", "pack_reader"]

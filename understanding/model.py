@@ -25,19 +25,16 @@ are unsure.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date
-from typing import Any, Literal, get_args
-
-from langgraph.errors import GraphBubbleUp
+from typing import Any, get_args
 
 from config.limits import JsonObject, JsonValue
 from contract.scenario import ScenarioSet
 from security.pii import mask_pii
 from state import SlotValues
-from understanding.chat import chat_model_for, parse_choice, prompt_tokens
+from understanding.chat import chat_model_for, parse_choice
 from understanding.clause_commands import OFFER_TAKEN
 from understanding.commands import (
     Cancel,
@@ -60,22 +57,28 @@ from understanding.evidence import (
     slot_supported,
 )
 from understanding.generator import CommandGenerator
+from understanding.model_base import (
+    Method,
+    ModelFailure,
+    StructuredCommands,
+    commands_schema,
+    fallback,
+    value_pairs,
+    whole_number,
+)
 from understanding.model_prompt import TaskOption, implied_task, situation, task_options
-from understanding.model_recognizer import describe_error
 from understanding.reader import RuleCommandGenerator
 from understanding.recognizer import IntentResult
 from understanding.reconcile import Placed, Proposal, on_stack, settle, split_values
 from understanding.view import DialogueView, TaskView
 
-FALLBACK_DISCOUNT = 0.8
 MODEL_KINDS = tuple(kind for kind in get_args(CommandKind) if kind != "chitchat")
 """What the model may say (a courtesy is the rules' to read: it is never sent)."""
 NO_TASK = "none"
 MAX_COMMANDS = 4
-Method = Literal["json_schema", "function_calling"]
 
 
-class ModelCommandGenerator:
+class ModelCommandGenerator(StructuredCommands):
     """Commands from a chat model in one structured call; the rules check and back it up."""
 
     def __init__(
@@ -90,7 +93,6 @@ class ModelCommandGenerator:
         method: Method = "json_schema",
     ) -> None:
         """Keep the model, the tasks it may name, and the rules it is checked against."""
-        self.llm = llm
         self.catalog = catalog
         self.rules = rules
         self.mixed = mixed
@@ -99,12 +101,7 @@ class ModelCommandGenerator:
         self.options = {option.intent: option for option in task_options(catalog)}
         self._sensitive = {intent: option.sensitive for intent, option in self.options.items()}
         self.system_prompt = self._prompt()
-        self._runnable = llm.with_structured_output(
-            self._schema(),
-            method=method,
-            strict=True if method == "json_schema" else None,
-            include_raw=True,
-        )
+        super().__init__(llm, self._schema(), method=method)
 
     # ---- the generator -----------------------------------------------------------------
     def generate(self, text: str, view: DialogueView) -> Reading:
@@ -117,12 +114,12 @@ class ModelCommandGenerator:
             if not again.of_kind("cannot_tell") and again.confidence >= self.threshold:
                 return again
         try:
-            parsed, raw = self._call(text, view)
-        except _Failure as failure:
-            return _fallback(rules, str(failure))
+            parsed, raw = self.ask(self.system_prompt, situation(view, mask_pii(text)))
+        except ModelFailure as failure:
+            return fallback(rules, str(failure))
         commands, refused = self._checked(parsed, raw, text, view, rules)
         if not commands:
-            return _fallback(rules, "invalid output: no usable command")
+            return fallback(rules, "invalid output: no usable command")
         if {c.kind for c in commands} == {"handoff"} and rules.confidence >= self.threshold:
             # the rules hear every ask for a person ("转人工": settled above, no call); the
             # local model handed "挂个号" over, which the rules read as a booking, sure
@@ -133,7 +130,7 @@ class ModelCommandGenerator:
             rules.language,
             source="model",
             model_calls=1,
-            prompt_tokens=prompt_tokens(raw),
+            prompt_tokens=self.tokens(raw),
             refused=refused,
         )
 
@@ -155,25 +152,7 @@ class ModelCommandGenerator:
         unsure = "cannot_tell" in kinds or rules.confidence < self.threshold
         return not unsure
 
-    # ---- the call ------------------------------------------------------------------------
-    def _call(self, text: str, view: DialogueView) -> tuple[JsonObject, Any]:  # raw output
-        messages = [("system", self.system_prompt), ("user", situation(view, mask_pii(text)))]
-        try:
-            out = self._runnable.invoke(messages)
-        except GraphBubbleUp:
-            raise
-        except Exception as error:  # noqa: BLE001 - any model failure falls back to the rules
-            raise _Failure(describe_error(error)) from error
-        raw, parsed = out.get("raw"), out.get("parsed")
-        refusal = (getattr(raw, "additional_kwargs", None) or {}).get("refusal")
-        if refusal:
-            raise _Failure(f"refusal: {str(refusal)[:120]}")
-        if out.get("parsing_error") is not None:
-            raise _Failure(f"invalid output: {describe_error(out['parsing_error'])}")
-        if not isinstance(parsed, dict) or not isinstance(parsed.get("commands"), list):
-            raise _Failure(f"invalid output: {str(getattr(raw, 'content', ''))[:120]!r}")
-        return parsed, raw
-
+    # ---- the prompt ----------------------------------------------------------------------
     def _prompt(self) -> str:
         lines = [
             "You read one customer message and say what it does, as commands for a service "
@@ -193,41 +172,16 @@ class ModelCommandGenerator:
         return "\n".join(lines)
 
     def _schema(self) -> dict[str, JsonValue]:
-        names = sorted({name for o in self.options.values() for name in o.slots})
-        slot: dict[str, JsonValue] = {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "enum": [*names] if names else ["none"]},
-                "value": {"type": "string"},
-            },
-            "required": ["name", "value"],
-            "additionalProperties": False,
-        }
-        command: dict[str, JsonValue] = {
-            "type": "object",
-            "properties": {
-                "kind": {"type": "string", "enum": [*MODEL_KINDS]},
-                "task": {"type": "string", "enum": [*self.options, NO_TASK]},
-                "slots": {"type": "array", "items": slot, "maxItems": 6},
-            },
-            "required": ["kind", "task", "slots"],
-            "additionalProperties": False,
-        }
-        return {
-            "title": "commands",
-            "description": "What the message does to the conversation.",
-            "type": "object",
-            "properties": {
-                "commands": {
-                    "type": "array",
-                    "items": command,
-                    "minItems": 1,
-                    "maxItems": MAX_COMMANDS,
-                }
-            },
-            "required": ["commands"],
-            "additionalProperties": False,
-        }
+        return commands_schema(
+            kinds=MODEL_KINDS,
+            target="task",
+            targets=[*self.options, NO_TASK],
+            values="slots",
+            names=sorted({name for o in self.options.values() for name in o.slots}),
+            max_commands=MAX_COMMANDS,
+            max_values=6,
+            description="What the message does to the conversation.",
+        )
 
     # ---- checking what came back ------------------------------------------------------------
     def _checked(
@@ -257,7 +211,7 @@ class ModelCommandGenerator:
                 target = implied_task(view, kind)
                 option = self.options.get(target.intent) if target is not None else None
                 intent = option.intent if option is not None else intent
-            pairs = _pairs(item.get("slots"))
+            pairs = value_pairs(item.get("slots"))
             owner = self._owner(option, pairs)
             if owner is not None and kind in ("start", "set", "correct", "clarify"):
                 # values of another task's slots ("北京" as the city of an order check):
@@ -403,7 +357,7 @@ class ModelCommandGenerator:
         if re.fullmatch(r"\d+(?:\.\d+)?", value.strip()):
             # a number is evidenced only as a whole number of the message: the "0" of
             # "ACC-2001" is no amount (the local model answered 0 for "给ACC-2001转账")
-            said = _whole_number(value.strip(), text)
+            said = whole_number(value.strip(), text)
         if said:
             read = self.catalog.extract(value, intent, today=today).slots.get(name)
             return read if read is not None else value.strip()
@@ -435,37 +389,6 @@ class ModelCommandGenerator:
             slot_evidence=bool(values),
             refused_slots=len(refused),
         )
-
-
-class _Failure(Exception):
-    """The model's answer cannot be used."""
-
-
-def _fallback(rules: Reading, error: str) -> Reading:
-    """The rules' reading, less sure, with why the model's was not used."""
-    discounted = tuple(
-        replace(c, confidence=round(c.confidence * FALLBACK_DISCOUNT, 3))
-        if c.kind in ("start", "set", "correct")
-        else c
-        for c in rules.commands
-    )
-    return Reading(discounted, rules.language, source="rules", error=error, model_calls=1)
-
-
-def _whole_number(number: str, text: str) -> bool:
-    """Whether ``number`` stands in ``text`` as a number of its own, not inside another."""
-    plain = unicodedata.normalize("NFKC", text)
-    return re.search(rf"(?<![\d.]){re.escape(number)}(?![\d.]|\.\d)", plain) is not None
-
-
-def _pairs(raw: Any) -> list[tuple[str, str]]:
-    if not isinstance(raw, list):
-        return []
-    out = []
-    for item in raw:
-        if isinstance(item, dict) and isinstance(item.get("name"), str):
-            out.append((item["name"], str(item.get("value", ""))))
-    return out
 
 
 def build_generator(

@@ -114,3 +114,42 @@ def test_a_write_without_a_lookup_is_never_retried(ctx, db):
 
     result = fast_executor(registry_with("urge_delivery", handler=busy)).execute(URGE, ctx)
     assert result["status"] == "failed" and len(calls) == 1
+
+
+def test_a_precondition_refuses_a_call_before_it_is_confirmed_and_a_replay_answers_from_record(
+    ctx, db
+):
+    from tools.executor.errors import UserFixableError  # noqa: PLC0415
+
+    allowed = {"yes": True}
+
+    def once_only(args, c):
+        if not allowed["yes"]:
+            raise UserFixableError("already refunded", details={"reason": {"en": "done"}})
+
+    executor = fast_executor(registry_with("request_refund", precondition=once_only))
+    prepared = executor.prepare(REFUND, ctx)
+    assert not isinstance(prepared, dict) and prepared.needs_confirmation  # the check passed
+    assert executor.run(prepared, ctx, decision=APPROVE)["status"] == "success"
+    allowed["yes"] = False  # the effect now fails the check: a replay answers from the record
+    replayed = executor.prepare(REFUND, ctx)
+    assert isinstance(replayed, dict) and replayed["duplicated"] is True
+    other = ToolContext(
+        user_id="u_10001", user_role="customer", session_id="s2", task_id="t2", resources=db
+    )
+    refused = executor.prepare(REFUND, other)  # a new request: refused before any question
+    assert isinstance(refused, dict)
+    assert (refused["status"], refused["error_type"]) == ("failed", "user_fixable")
+    assert refused["data"] == {"reason": {"en": "done"}, "stage": "precondition"}
+    assert refunds(db) == 1
+
+
+def test_a_precondition_that_breaks_is_a_failure_not_a_refusal(ctx, db):
+    def broken(args, c):
+        raise RuntimeError("backend down")
+
+    executor = fast_executor(registry_with("request_refund", precondition=broken))
+    result = executor.prepare(REFUND, ctx)
+    assert isinstance(result, dict)
+    assert (result["status"], result["error_type"]) == ("failed", "system")
+    assert "backend down" not in result["message"] and refunds(db) == 0

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import sys
 import types
+from datetime import date
 from typing import Any, Literal
 
 import pytest
 
+from contract.scenario import ScenarioSet
+from nodes.services import Services
 from packs import ToolAnnotation, card_from_function, pack_from_functions, pack_from_module
 from packs.functions import parameters_model, tool, writes_by_name
+from packs.grounding import choices, grounded, typed
 from packs.openapi import pack_from_openapi
-from packs.understanding import PackCommandGenerator, choices, grounded, typed
+from packs.understanding import PackCommandGenerator
 from tools.executor.errors import UserFixableError
 from tools.registry.context import ToolContext
 from understanding.reader import RuleCommandGenerator
@@ -240,3 +244,86 @@ def test_a_set_for_a_call_nothing_waits_on_starts_it_and_a_set_for_the_waiting_o
     waiting = DialogueView(language="en", waiting=TaskView("find_order", {}, ("order_id",)))
     commands, _ = generator._checked(said, "my order #W1", waiting)
     assert [(c.kind, c.intent) for c in commands] == [("set", "find_order")]
+
+
+def find_member(phone: str) -> dict[str, Any]:
+    """Find a member by phone.
+
+    Args:
+        phone: The phone number, such as '13800001111'.
+
+    Returns:
+        member_id: The member number.
+    """
+    return {"member_id": "M-1001"}
+
+
+def list_classes(day: date) -> list[dict[str, Any]]:
+    """List the classes on a day.
+
+    Args:
+        day: The day.
+
+    Returns:
+        class_id: The class number.
+    """
+    return []
+
+
+def book_class(member_id: str, class_id: str) -> dict[str, Any]:
+    """Book a member into a class.
+
+    Args:
+        member_id: The member number, such as 'M-1001'.
+        class_id: The class number, such as 'C-0620-YOGA'.
+    """
+    return {"booking_id": "B-1"}
+
+
+def _gym() -> tuple[Any, RuleCommandGenerator]:
+    pack = pack_from_functions("gym", [find_member, list_classes, book_class], policy="p")
+    catalog = ScenarioSet([pack.scenario])
+    today = lambda: date(2024, 6, 18)  # noqa: E731
+    recognizer = Services(scenarios=catalog).recognizer
+    rules = RuleCommandGenerator(catalog, recognizer, today=today)
+    return pack, rules
+
+
+def _start(tool: str, **values: str) -> dict[str, Any]:
+    pairs = [{"name": k, "value": v} for k, v in values.items()]
+    return {"kind": "start", "tool": tool, "arguments": pairs}
+
+
+def _starts(reading_commands: Any) -> list[tuple[str, dict[str, Any]]]:
+    return [(c.intent, dict(c.slots)) for c in reading_commands if c.kind == "start"]
+
+
+def test_a_write_named_by_its_value_starts_with_what_the_conversation_said():
+    pack, rules = _gym()
+    generator = pack.generator(None, rules)
+    said = (("user", "This is 13800001111"), ("agent", "member number: M-1001"))
+    reading = generator.generate(
+        "book me into C-0620-YOGA", DialogueView(language="en", recent=said)
+    )
+    assert _starts(reading.commands) == [
+        ("book_class", {"class_id": "C-0620-YOGA", "member_id": "M-1001"})
+    ]
+    bare = generator.generate("This is 13800001111.", DialogueView(language="en"))
+    assert _starts(bare.commands) == [("find_member", {"phone": "13800001111"})]
+
+
+def test_the_models_lookups_beside_a_write_are_left_to_the_write():
+    pack, rules = _gym()
+    said = {
+        "commands": [
+            _start("find_member", phone="13800001111"),
+            _start("list_classes", day="2024-06-18"),
+            _start("book_class", class_id="C-0621-HIIT"),
+        ]
+    }
+    generator = pack.generator(_Scripted(said), rules)
+    text = "我是13800001111，帮我约 C-0621-HIIT"
+    reading = generator.generate(text, DialogueView(language="zh"))
+    # the member is looked up by the booking itself (its suggester); the invented day is gone
+    assert _starts(reading.commands) == [("book_class", {"class_id": "C-0621-HIIT"})]
+    assert reading.refused == {"day": "2024-06-18"} and reading.source == "model"

@@ -9,6 +9,7 @@ record every call ends with (``_finish``) is written here too, for both halves.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,11 +40,14 @@ from tools.executor.envelope import (
     fingerprint_for,
     request_id_for,
 )
+from tools.executor.errors import ToolError
 from tools.executor.parsing import ArgumentParseError, argument_problem, parse_arguments
 from tools.executor.stores import IdempotencyRecord
 from tools.registry.cards import ToolCard, ToolRegistry
 from tools.registry.context import ToolContext
 from tools.registry.types import ValidatedArguments
+
+_log = logging.getLogger(__name__)
 
 MAX_AUDIT_ARGUMENT_BYTES = 4096
 """Arguments larger than this are audited as a marker (size and SHA-256 of the masked form)."""
@@ -267,7 +271,42 @@ class CallPreparation:
                         duplicated=True,
                         flags=["answered_from_ledger"],
                     )
+        if card.precondition is not None:
+            checked = self._precondition(prepared, ctx)
+            if checked is not None:
+                return checked
         return prepared
+
+    def _precondition(self, prepared: PreparedCall, ctx: ToolContext) -> ToolResult | None:
+        """The card's own check, before the call is confirmed or run: a refusal, or ``None``.
+
+        Run after the replay lookup: a call already done answers from its record, not from a
+        check that its own effect now fails ("already frozen this year").
+        """
+        card = prepared.card
+        assert card.precondition is not None
+        try:
+            card.precondition(prepared.args, ctx)
+        except ToolError as exc:
+            return envelope(
+                tool=card.name,
+                status="failed",
+                error_type=exc.error_type,  # type: ignore[arg-type]
+                message=exc.message,
+                data={**exc.details, "stage": "precondition"},
+                request_id=prepared.request_id,
+            )
+        except Exception as exc:  # the check's backend failing: a failure, not a refusal
+            _log.exception("precondition of %s raised unexpectedly", card.name)
+            return envelope(
+                tool=card.name,
+                status="failed",
+                error_type="system",
+                message=f"the check before {card.name} failed: {type(exc).__name__}",
+                data={"stage": "precondition"},
+                request_id=prepared.request_id,
+            )
+        return None
 
     def _not_found(self, name: str, request_id: str) -> ToolResult:
         available = self.registry.names()

@@ -111,6 +111,10 @@ class ToolCard:
     result_model: type[BaseModel] | None = None
     """The shape a successful result must have; the executor turns a mismatch (a backend
     renaming a field) into a ``schema_drift`` failure instead of letting it reach a reply."""
+    precondition: Callable[[Any, ToolContext], None] | None = None
+    """Checks the backend before the call is put to the user (and before any call that needs
+    no yes): ``precondition(args, ctx)`` raises a ``ToolError`` (a ``UserFixableError`` says
+    why not) when the call would be refused, so nothing that will fail is confirmed first."""
     evidence_fields: tuple[str, ...] = ()
     """Arguments that prove a prerequisite but do not name the action (a risk ticket).
 
