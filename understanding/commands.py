@@ -175,6 +175,9 @@ class Reading:
     """What the model request cost, when the endpoint reported it."""
     refused: Mapping[str, str] = field(default_factory=dict)
     """Slot values the model gave that the message does not support (never used)."""
+    unsure: bool = False
+    """The reader's own doubt: two tasks nearly as likely, or a clause that looks like a
+    request it placed nowhere. Mixed mode asks the model then, and only then."""
 
     def of_kind(self, *kinds: CommandKind) -> list[Command]:
         """Return the commands of the given kinds, in order."""

@@ -149,7 +149,7 @@ class ModelCommandGenerator(StructuredCommands):
             return True  # a plain yes to the one value a question offered
         if not self.mixed:
             return False
-        unsure = "cannot_tell" in kinds or rules.confidence < self.threshold
+        unsure = "cannot_tell" in kinds or rules.confidence < self.threshold or rules.unsure
         return not unsure
 
     # ---- the prompt ----------------------------------------------------------------------

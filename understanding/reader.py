@@ -64,6 +64,10 @@ HANDOFF_SURE = 0.9
 request ("I want a refnd") must not end in a queue for a human."""
 TASK_LIKE = 0.1
 """A task this likely makes a request for a person need ``HANDOFF_SURE``."""
+NARROW_MARGIN = 0.2
+"""Two tasks this close are a small margin: in mixed mode, the model settles it."""
+PLACED_FLOOR = 0.3
+"""A clause this likely to be a request, left without a command, is unplaced."""
 VALUED_FLOOR = 0.3
 """How likely the nearest task must be for its values to decide an unsure reading."""
 SECRET_SHOWN = "******"
@@ -80,7 +84,28 @@ class Reader(RequestReader):
     def generate(self, text: str, view: DialogueView) -> Reading:
         """Read one message (its secrets revealed) against the conversation's state."""
         language = detect_language(text)
-        return Reading(tuple(self._commands(text, view)), language, source="rules")
+        commands = tuple(self._commands(text, view))
+        return Reading(commands, language, source="rules", unsure=self._unsure(text, commands))
+
+    def _unsure(self, text: str, commands: tuple[Command, ...]) -> bool:
+        """Two tasks nearly as likely, or a clause that reads as a request nobody took."""
+        if any(c.kind in ("confirm", "reject", "handoff", "chitchat", "cancel") for c in commands):
+            return False
+        parts = clauses(text)
+        readings = self.recognizer.read([text, *parts] if len(parts) > 1 else [text])
+        whole = readings[0]
+        tasks = self.recognizer.tasks_of(whole)
+        if len(tasks.labels) > 1 and self.recognizer.is_task(whole.best):
+            runner_up = whole.prob(tasks.labels[1])
+            if whole.confidence - runner_up < NARROW_MARGIN:
+                return True
+        taken = {getattr(c, "intent", None) for c in commands}
+        return any(
+            self.recognizer.is_task(r.best)
+            and PLACED_FLOOR <= r.confidence < self.threshold
+            and r.best not in taken
+            for r in readings[1:]
+        )
 
     def reconsider(self, text: str, view: DialogueView) -> Reading:
         """Look again at an unsure message: what the waiting task asked for, then the tasks."""
