@@ -15,6 +15,7 @@ from typing import Literal
 
 from contract.text_match import normalize
 from language import LANGUAGES, alternation, every, lexicon
+from understanding.values import values_in
 
 Answer = Literal["approve", "reject"]
 
@@ -49,7 +50,7 @@ def plain_answer(text: str) -> Answer | None:
     lowered = normalize(text)
     if not lowered or _QUESTION.search(lowered) or _TRAILING_OFF.search(lowered):
         return None  # a question, or a voice trailing off ("嗯……"), is no answer
-    if not re.search(r"\d", lowered):
+    if not values_in(text):  # "no, June 21" / "no, sixty" say what to do instead
         for pattern, answer in ((_OPENING_NO, "reject"), (_OPENING_YES, "approve")):
             opening = pattern.match(lowered)
             if opening and not _ANY_NEGATOR.search(lowered[opening.end() :]):

@@ -69,6 +69,9 @@ def _run_transfer(db, change: Change, *, pending: bool, thread: str) -> bool:
 
 def _run_flight(db, change: Change, thread: str) -> bool:
     """Say the change to a booking for June 20; return whether the 21st was what was booked."""
+    with db.transaction() as conn:
+        conn.execute("DELETE FROM flight_bookings")
+        conn.execute("UPDATE flights SET seats_left = 20")
     t = Talk(build(db), db, ALICE, thread)
     if change.language == "zh":
         t("订6月20号上海到北京的机票，乘客张三，身份证110101199001011237")
