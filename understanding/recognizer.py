@@ -89,12 +89,24 @@ _LATIN_WORD = re.compile(r"(?<![A-Za-z0-9-])[A-Za-z]{2,}(?![A-Za-z0-9]|-\d|\s?\d
 """A word, not the letters of a code ("ACC-2001", "OD 20240618-001" say no language)."""
 
 
+NAME_CHARS = 3
+"""Chinese characters a name takes ("张三"): in an English answer they switch nothing."""
+
+
 def detect_language(text: str) -> Language | None:
-    """Return ``zh`` for Chinese, ``en`` for English words, ``None`` for neither."""
-    if _CJK.search(normalize(text)):
+    """``zh`` for Chinese, ``en`` for English words, ``None`` for neither.
+
+    English that names something in Chinese ("where's my 麻辣香锅", "book a flight for
+    张三") is English: at least two English words, and twice as many as Chinese characters.
+    """
+    normal = normalize(text)
+    cjk = len(_CJK.findall(normal))
+    latin = len(_LATIN_WORD.findall(unicodedata.normalize("NFKC", text)))
+    if cjk and latin and cjk <= NAME_CHARS and latin < 2:
+        return None  # "passenger 张三": a name among a word or two, the conversation's own
+    if cjk and not (latin >= 2 and 2 * latin >= cjk):
         return "zh"
-    plain = unicodedata.normalize("NFKC", text)
-    return "en" if _LATIN_WORD.search(plain) else None
+    return "en" if latin else None
 
 
 def training_data(catalog: ScenarioSet) -> list[tuple[str, str]]:

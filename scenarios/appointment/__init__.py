@@ -26,6 +26,7 @@ SCENARIO = Scenario(
             intent="BOOK_APPOINTMENT",
             tool="book_appointment",
             required_slots=("department", "day"),
+            optional_slots=("period", "doctor"),
             agent=AGENT,
             reask=slot_to_reask,
             offer=offered_day,

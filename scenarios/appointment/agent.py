@@ -55,6 +55,7 @@ def make_appointment_node(services: Services) -> Node:
             s
             for s in (lookups[2].get("data") or {}).get("slots") or []
             if in_period(s["slot_time"], slots.get("period"))
+            and slots.get("doctor") in (None, s["doctor"])  # "王医生": that doctor's slots
         ]
         if any(r["status"] != "success" for r in lookups) or not free:
             return _done(state, runtime, results)  # the reply offers other days or times

@@ -47,6 +47,8 @@ SEED_DOCTORS = [
     ("DR-03", "D-PED", "刘医生", "副主任医师"),
     ("DR-04", "D-DER", "赵医生", "主治医师"),
 ]
+DOCTOR_LATIN = {"DR-01": "Wang", "DR-02": "Chen", "DR-03": "Liu", "DR-04": "Zhao"}
+"""The doctors' surnames in Latin letters, as English speakers say them ("Dr. Zhao")."""
 SEED_SLOTS = [  # the dermatology clinic has one slot left on 2024-06-20
     ("S-001", "DR-01", "2024-06-20", "09:00", "booked"),
     ("S-002", "DR-01", "2024-06-20", "10:00", "free"),

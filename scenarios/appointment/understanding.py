@@ -6,6 +6,7 @@ import re
 from datetime import date
 
 from contract.scenario import SlotResult
+from scenarios.appointment.seed import DOCTOR_LATIN, SEED_DEPARTMENTS, SEED_DOCTORS
 from scenarios.dates import find_date, is_past
 from state import SlotValues
 
@@ -62,6 +63,33 @@ ELSEWHERE_WORDS = {"牙医": "牙科", "看牙": "牙科", "dentist": "dentistry
 
 
 
+def _doctors() -> dict[str, tuple[str, str]]:
+    """The clinic's doctors as people name them → (doctor, department).
+
+    A gazetteer built from the clinic's own data: "王医生" or "Dr. Wang" books internal
+    medicine.
+    """
+    departments = {dept_id: name for dept_id, name, _ in SEED_DEPARTMENTS}
+    names: dict[str, tuple[str, str]] = {}
+    for doctor_id, dept_id, name, _title in SEED_DOCTORS:
+        entry = (name, departments[dept_id])
+        names[name] = entry
+        latin = DOCTOR_LATIN.get(doctor_id)
+        if latin:
+            for form in (f"dr. {latin}", f"dr {latin}", f"doctor {latin}"):
+                names[form.lower()] = entry
+    return names
+
+
+DOCTORS = _doctors()
+
+
+def find_doctor(lowered: str) -> tuple[str, str] | None:
+    """The one doctor of the clinic the message names, as (doctor, department)."""
+    named = {entry for said, entry in DOCTORS.items() if said in lowered}
+    return next(iter(named)) if len(named) == 1 else None
+
+
 PERIOD_WORDS = (
     ("morning", re.compile(r"上午|早上|早晨|清早|\bmorning\b|\bam\b", re.IGNORECASE)),
     ("afternoon", re.compile(r"下午|午后|\bafternoon\b|\bpm\b", re.IGNORECASE)),
@@ -94,6 +122,10 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
         if name in lowered:
             slots["department"] = canonical
             break
+    doctor = find_doctor(lowered)
+    if doctor is not None:
+        slots["doctor"] = doctor[0]
+        slots.setdefault("department", doctor[1])
     invalid: dict[str, str] = {}
     if "department" not in slots and (elsewhere := department_not_here(lowered)):
         invalid["department"] = f"{elsewhere}: not_offered"

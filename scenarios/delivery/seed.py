@@ -90,6 +90,18 @@ SEED_ORDERS = [
 ]
 
 
+ITEM_EN = {
+    "黄焖鸡米饭": "braised chicken rice",
+    "麻辣香锅": "spicy stir-fry pot",
+    "蓝牙耳机": "bluetooth earphones",
+    "酸菜鱼": "pickled cabbage fish",
+    "煎饼果子": "jianbing pancake",
+    "机械键盘": "mechanical keyboard",
+}
+"""The catalog's items as English speakers name them: how "did my bluetooth earphones ship
+yet?" finds order 202506001."""
+
+
 def insert_rows(conn: sqlite3.Connection) -> None:
     """Insert the demo orders."""
     conn.executemany(

@@ -8,6 +8,7 @@ for anything the user or the executor must know about.
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 from difflib import SequenceMatcher
 from typing import Annotated, Any, Literal, cast
@@ -30,6 +31,7 @@ from scenarios.delivery.results import (
     UrgeData,
     UrgeResult,
 )
+from scenarios.delivery.seed import ITEM_EN
 from tools.executor.errors import HandoffRequired, ResourceNotFoundError, UserFixableError
 from tools.registry.cards import ToolCard
 from tools.registry.context import ToolContext
@@ -136,7 +138,16 @@ NAMED_CHARS = 2
 
 
 def names_item(hint: str, item: str) -> bool:
-    """Tell whether ``hint`` says enough of ``item`` in a row to mean it."""
+    """Tell whether ``hint`` says enough of ``item`` (or its English name) to mean it.
+
+    Chinese: two characters of the name in a row ("耳机"); English: the whole name, or one
+    of its words of five letters or more ("earphones").
+    """
+    english = ITEM_EN.get(item)
+    if english is not None:
+        words = set(re.findall(r"[a-z]+", hint.lower()))
+        if english in hint.lower() or any(len(w) >= 5 and w in words for w in english.split()):
+            return True
     lowered, name = hint.lower(), item.lower()
     match = SequenceMatcher(None, lowered, name, autojunk=False).find_longest_match(
         0, len(lowered), 0, len(name)
