@@ -11,7 +11,6 @@ from scenarios import SCENARIOS
 from understanding.reader import Reader
 from understanding.recognizer import Recognizer
 
-
 TODAY = date(2024, 6, 18)
 """The seeded world's day, whatever the environment says when the first test asks."""
 
