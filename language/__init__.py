@@ -72,7 +72,7 @@ def lexicon(code: str) -> Lexicon:
         if isinstance(value, list):
             values[name] = tuple(str(v) for v in value)
         elif name in _NUMBERED and isinstance(value, dict):
-            values[name] = {str(k): int(v) for k, v in value.items()}
+            values[name] = {str(k): int(str(v)) for k, v in value.items()}
         elif isinstance(value, dict):
             values[name] = {str(k): str(v) for k, v in value.items()}
         elif name == "negation_scope":

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
+from language import LANGUAGES, lexicon
+
 EN_MONTHS = {
     name: number
     for number, name in enumerate(
@@ -25,21 +27,17 @@ EN_MONTHS = {
         start=1,
     )
 }
-_RELATIVE = (
-    ("大后天", 3),
-    ("后天", 2),
-    ("明天", 1),
-    ("今天", 0),
-    ("前天", -2),
-    ("昨天", -1),
-    ("tomorrow", 1),
-    ("tomorow", 1),  # the usual misspellings of it
-    ("tommorow", 1),
-    ("tommorrow", 1),
-    ("tmrw", 1),
-    ("today", 0),
-    ("yesterday", -1),
-)
+
+
+def _relative_days() -> tuple[tuple[str, int], ...]:
+    """Words for a day counted from today, longest first: the languages' lexicons."""
+    words: dict[str, int] = {}
+    for code in LANGUAGES:
+        words.update(lexicon(code).relative_days)
+    return tuple(sorted(words.items(), key=lambda item: len(item[0]), reverse=True))
+
+
+_RELATIVE = _relative_days()
 """Words for a day counted from today (a past one is read, so a booking can say it passed)."""
 _ZH_DAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5}
 _EN_DAYS = {

@@ -69,6 +69,27 @@ def plain_answer(text: str) -> Answer | None:
     return None
 
 
+_OPENING_ANY_YES = re.compile(
+    rf"(?:(?:{alternation(tuple(_YES), whole=True)})[\s,，、]*)*"
+    rf"(?:{alternation(every('opening_yes'), whole=True)})",
+    re.IGNORECASE,
+)
+
+
+def opens_with_yes(text: str) -> bool:
+    """The message opens with a firm yes and says nothing against it ("ok go ahead with it").
+
+    A firm yes is the lexicon's ``opening_yes`` ("确认", "go ahead"), after any plain yes
+    words ("ok", "好的"); "嗯让我想想" opens with no firm yes.
+
+    No value (that would be a change), no negator, no question, no voice trailing off.
+    """
+    lowered = normalize(text)
+    if hesitant(text) or values_in(text) or _ANY_NEGATOR.search(lowered):
+        return False
+    return _OPENING_ANY_YES.match(lowered) is not None
+
+
 def hesitant(text: str) -> bool:
     """A question or a voice trailing off ("可以吗？", "嗯……"): never read as a yes."""
     lowered = normalize(text)
@@ -86,6 +107,7 @@ _CUT = re.compile(
     rf"\s*(?:[，,;；。!！?？\n]+\s*(?:{alternation(every('connectors'), whole=True)})?"
     rf"|(?<=[\w)）])\s*(?:{alternation(every('connectors'), whole=True)})\s+"
     rf"|(?<=[\u4e00-\u9fff])(?:{alternation(_CJK_CONNECTORS)})"
+    r"|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])"  # a space between Chinese words is a pause
     r")\s*",
     re.IGNORECASE,
 )
@@ -95,12 +117,42 @@ MAX_CLAUSES = 6
 
 
 def clauses(text: str) -> list[str]:
-    """The clauses of ``text`` in order, without the words that joined them."""
-    parts = [part.strip() for part in _CUT.split(text) if part and part.strip()]
-    parts = [part for part in parts if re.search(r"\w", part)]
+    """The clauses of ``text`` in order, without the words that joined them.
+
+    A cut that would leave one Chinese character on either side is no cut: a connector's
+    character inside a word ("再见") joins nothing.
+    """
+    parts: list[str] = []
+    start = 0
+    for cut in _CUT.finditer(text):
+        if cut.start() == cut.end() == start or cut.end() == len(text) and not cut.group():
+            continue
+        end = cut.end()
+        before, after = text[start : cut.start()].strip(), _next_piece(text, end)
+        if _one_character(after):  # "，再见": the comma cuts, the connector stays a word
+            end = cut.start() + len(_PAUSE.match(text, cut.start()).group())  # type: ignore[union-attr]
+            after = _next_piece(text, end)
+        if end == cut.start() or _one_character(before) or _one_character(after):
+            continue
+        parts.append(before)
+        start = end
+    parts.append(text[start:].strip())
+    parts = [part for part in parts if part and re.search(r"\w", part)]
     if len(parts) > MAX_CLAUSES:
         return [text.strip()]
     return parts or [text.strip()]
+
+
+_PAUSE = re.compile(r"[\s，,;；。!！?？\n]*")
+
+
+def _next_piece(text: str, at: int) -> str:
+    following = _CUT.search(text, at)
+    return text[at : following.start() if following else len(text)].strip()
+
+
+def _one_character(piece: str) -> bool:
+    return len(piece) == 1 and "\u4e00" <= piece <= "\u9fff"
 
 
 def entity_pieces(text: str) -> list[str]:
@@ -141,6 +193,7 @@ __all__ = [
     "entity_pieces",
     "hesitant",
     "is_firm_no",
+    "opens_with_yes",
     "ordinal",
     "plain_answer",
 ]

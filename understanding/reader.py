@@ -46,7 +46,7 @@ from understanding.commands import (
     Reject,
     Start,
 )
-from understanding.lexical import clauses, hesitant, is_firm_no, plain_answer
+from understanding.lexical import clauses, hesitant, is_firm_no, opens_with_yes, plain_answer
 from understanding.recognizer import (
     ACT,
     BEYOND,
@@ -58,6 +58,9 @@ from understanding.values import values_in
 from understanding.view import DialogueView
 
 ACT_SURE = 0.6
+YES_SURE = 0.85
+"""How sure of a yes in other words before a pending action runs on it ("sounds good, do
+it"): a hesitation ("嗯让我想想", "ok but wait") must never pass for one."""
 """How sure the recognizer must be of a dialogue act that ends or hands over the turn."""
 HANDOFF_SURE = 0.9
 """How sure of a request for a person when the message also looks like a task: a typo in a
@@ -287,6 +290,8 @@ class Reader(RequestReader):
         if new_request:
             return self._tasks(text, DialogueView(language=view.language, last=view.last), whole)
         spec = self.catalog.task(pending.intent)
+        if opens_with_yes(text) and not found.changed:  # "ok go ahead with the refund"
+            return [Confirm(evidence=(text.strip()[:40],))]
         if (
             whole.best in (f"{ACT}correct", pending.intent)
             and not values_in(text)
@@ -303,10 +308,10 @@ class Reader(RequestReader):
                     evidence=("corrects the pending action", "looks the records up again"),
                 )
             ]
-        if whole.confidence >= ACT_SURE and not found.changed:
-            if whole.best == f"{ACT}affirm" and not hesitant(text):
+        if not found.changed:
+            if whole.best == f"{ACT}affirm" and whole.confidence >= YES_SURE and not hesitant(text):
                 return [Confirm(evidence=(text.strip()[:40],))]
-            if whole.best in (f"{ACT}deny", f"{ACT}never_mind"):
+            if whole.best in (f"{ACT}deny", f"{ACT}never_mind") and whole.confidence >= ACT_SURE:
                 return [Reject(evidence=(text.strip()[:40],))]
         return [CannotTell(evidence=("neither yes nor no",))]
 

@@ -128,23 +128,30 @@ class RequestReader(SlotReader):
                 group.held |= entities
             else:
                 groups.append(ClauseGroup([part], result, entities))
+        if len(groups) == 1:
+            lead = groups[0].lead
+            return [(groups[0].text, lead or self.recognizer.classify(groups[0].text))]
+        # a group no clause named is no request of its own (an answer, or words around one)
         return [
-            (
-                group.text,
-                group.lead if group.lead is not None else self.recognizer.classify(group.text),
-            )
+            (group.text, group.lead or _unnamed(self.recognizer.classify(group.text)))
             for group in groups
         ]
 
     def _completes(self, group: ClauseGroup, part: str) -> bool:
-        """The clause gives the request before it slots it still lacks ("，发短信：…")."""
+        """The clause gives the request before it slots it still lacks ("，发短信：…").
+
+        An extra the request takes on request counts too, when the clause waits for it
+        ("…, and text me the details once it's booked": the booking's notification).
+        """
         if group.lead is None:
             return False
-        required = self.catalog.task(group.lead.intent)
-        if required is None:
+        task = self.catalog.task(group.lead.intent)
+        if task is None:
             return False
-        gives = set(self._extract(part, group.lead.intent).slots) & set(required.required_slots)
-        return bool(gives - group.held)
+        said = set(self._extract(part, group.lead.intent).slots)
+        gives = said & set(task.required_slots)
+        extra = said & {slot for slot, _ in task.on_request}
+        return bool(gives - group.held) or bool(extra and after_previous(part))
 
     def _names_task(self, result: IntentResult, part: str | None = None) -> bool:
         """The clause asks for a task of its own: sure of it, or nearly sure and complete."""
@@ -344,6 +351,11 @@ class RequestReader(SlotReader):
             confidence=ANSWERS_CONFIDENCE,
             evidence=(why, *found.slots, *found.invalid),
         )
+
+
+def _unnamed(result: IntentResult) -> IntentResult:
+    """A reading no clause of its own stood for: below any threshold, its task a candidate."""
+    return replace(result, intent=UNKNOWN, confidence=0.0, cued=False)
 
 
 def _denied(part: str) -> bool:

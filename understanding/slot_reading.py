@@ -80,8 +80,8 @@ class SlotReader:
         known: Mapping[str, Any] = task.slots if task is not None else {}
         either = found.either
         heard: dict[str, list[Any]] = {}
-        if task is not None:
-            for value in values_in(text):
+        for value in values_in(after if after is not None else text):
+            if task is not None or not _taken(value.text, text, found.slots):
                 if value.negated:
                     continue
                 piece = self._extract(value.digits, intent)
@@ -89,8 +89,10 @@ class SlotReader:
                     piece = self._extract(value.text, intent)
                 for name, got in piece.slots.items():
                     heard.setdefault(name, []).append(got)
-            for name, values in heard.items():
-                if name not in slots and name not in several and len(set(map(repr, values))) == 1:
+        for name, values in heard.items():
+            told = after is not None and name in slots and name not in found.slots
+            if (told or name not in slots) and name not in several:
+                if len(set(map(repr, values))) == 1:
                     slots[name] = values[0]
         if either and not (set(slots) & {k for reading in either for k in reading}):
             missing_now = set(task.missing) if task is not None else set()
@@ -119,6 +121,12 @@ class SlotReader:
         return FoundSlots(
             slots, invalid, several, changed, fills, ambiguous=ambiguous, valued=bool(heard)
         )
+
+
+def _taken(said: str, text: str, slots: Mapping[str, Any]) -> bool:
+    """A value the extractor already read out of the whole message ("ACC-2001", "500元")."""
+    return any(str(value).lower() in said.lower() or said.lower() in str(value).lower()
+               for value in slots.values() if value)  # fmt: skip
 
 
 def only_values(text: str, room: int = 1) -> bool:

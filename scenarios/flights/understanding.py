@@ -38,8 +38,16 @@ _BARE_NAME_EN = re.compile(r"\s*([A-Z][a-z]+(?: [A-Z][a-z]+){1,2})\s*[,.]?\s*")
 """A name alone in Latin letters: two or three capitalized words ("Zhang San")."""
 _NAME_BEFORE_ID = re.compile(
     rf"(?:^|[，,。;；\s])([{COMMON_SURNAMES}][\u4e00-\u9fff]{{1,3}})\s*[，,\s]\s*(?=\d{{17}}[\dXx])"
+    rf"|(?:^|[，,。;；])\s*([{COMMON_SURNAMES}][\u4e00-\u9fff]{{1,2}})\s*(?=[，,。;；]|$)"
 )
-"""A name said as a clause of its own just before the ID number ("…的票，张三，1101…")."""
+"""A name said as a clause of its own ("…的票，张三，1101…", "…飞北京，张三，身份证…")."""
+_NAME_FOR = re.compile(
+    rf"(?:给|为|帮|替|\bfor\s+)\s*([{COMMON_SURNAMES}][\u4e00-\u9fff]{{1,2}})"
+    r"(?=订|买|的|[，,。.\s]|$)"
+)
+"""A passenger named as whom the ticket is for ("给张三订", "for 张三")."""
+_LATIN_NAME = re.compile(r"(?<![A-Za-z])([A-Z][a-z]+ [A-Z][a-z]+)(?![A-Za-z])")
+"""Two capitalized words ("Zhang San"): a name, unless they are a place or a date."""
 _NOT_IN_NAMES = re.compile(r"[票机航班车铁天号月日点周末吗呢吧了的个么去到从走]")
 """Characters that make a short answer a word, not a name."""
 _ID_NUMBER = re.compile(r"(?<![0-9])(\d{17}[\dXx])(?![0-9])")
@@ -73,17 +81,18 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
         invalid["departure_date"] = f"{day.isoformat()}: past"
     elif day is not None:
         slots["departure_date"] = day.isoformat()
-    name = _NAME_ZH.search(text) or _NAME_EN.search(text)
+    name = _NAME_ZH.search(text) or _NAME_EN.search(text) or _NAME_FOR.search(text)
+    name = name or _latin_name(text, cities)
     number = _ID_NUMBER.search(text)
     before_id = _NAME_BEFORE_ID.search(text)
     if name:
         slots["passenger_name"] = name.group(1)
     elif (
         before_id
-        and not re.fullmatch(cities, before_id.group(1))
-        and not _NOT_IN_NAMES.search(before_id.group(1))
+        and not re.fullmatch(cities, said := before_id.group(1) or before_id.group(2))
+        and not _NOT_IN_NAMES.search(said)
     ):
-        slots["passenger_name"] = before_id.group(1)
+        slots["passenger_name"] = said
     elif not slots and not invalid:  # nothing else said: perhaps a name alone (with the ID)
         rest = _ID_NUMBER.sub(" ", text)
         alone = (
@@ -107,6 +116,18 @@ def extract(text: str, intent: str, *, today: date) -> SlotResult:
         else:
             slots["passenger_id"] = typed
     return SlotResult(slots=slots, invalid=invalid)
+
+
+def _latin_name(text: str, cities: str) -> re.Match[str] | None:
+    """Two capitalized words that are neither cities nor a month and a day ("for Zhang San")."""
+    for found in _LATIN_NAME.finditer(text):
+        words = found.group(1).split()
+        if any(re.fullmatch(cities, word, re.IGNORECASE) for word in words):
+            continue
+        if find_date(found.group(1), date(2000, 1, 1)) is not None:
+            continue
+        return found
+    return None
 
 
 BEYOND = (Beyond("flight_change"), Beyond("group_booking"))
