@@ -12,6 +12,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from nodes.call_words import call_words
 from nodes.common import Node, tool_context
 from nodes.confirmation import confirmation_request
 from nodes.services import Services
@@ -71,6 +72,7 @@ def make_propose_node(services: Services) -> Node:
             waiting,
             language,
             display=display_values(dict(state.get("slots") or {})),
+            words=call_words(services.catalog, language, ctx),
         )
         question = str(request["question"])
         if refused:

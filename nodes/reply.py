@@ -253,7 +253,9 @@ def describe_result(
     checkpoint) says so first: the user must not think it was done twice.
     """
     text = _describe(result, state, voice, scenarios)
-    if result.get("duplicated") and result.get("status") == "success":
+    card = scenarios.cards_by_name().get(str(result.get("tool", "")))
+    wrote = card is None or card.writes  # a read is never "already submitted"
+    if result.get("duplicated") and result.get("status") == "success" and wrote:
         return f"{voice.say('already_submitted')}\n{text}"
     return text
 

@@ -35,9 +35,13 @@ GENERIC: Wording = {
         "zh": "好的，我来帮您{task}。还需要：{slots}。",
         "en": "Sure, I can help you {task}. I still need: {slots}.",
     },
-    "confirm_action": {
-        "zh": "即将执行：{tool}（{arguments}）",
-        "en": "About to run: {tool} ({arguments})",
+    "confirm_generic": {
+        "zh": "即将为您办理：{what}（{details}）。",
+        "en": "About to: {what} ({details}).",
+    },
+    "confirm_generic_bare": {
+        "zh": "即将为您办理：{what}。",
+        "en": "About to: {what}.",
     },
     "confirm_question": {
         "zh": "请确认是否继续？回复“确认”继续，回复“取消”放弃。",

@@ -178,6 +178,8 @@ def _wording(cards: Sequence[ToolCard]) -> dict[str, Text]:
             hint = _EXAMPLE.sub("", " ".join((info.description or "").split()))
             hint = hint.strip().rstrip(".")[:DESCRIPTION_CHARS]
             words.setdefault(f"slot.{slot}", {"zh": shown, "en": shown})
+            if hint:  # a confirmation names the argument by its ``Args:`` description
+                words.setdefault(f"field.{slot}", {"zh": hint, "en": hint})
             ask = f"Please tell me the {shown}" + (f" ({hint})" if hint else "") + "."
             words.setdefault(f"ask.{slot}", {"zh": f"请提供 {shown}。", "en": ask})
     return words

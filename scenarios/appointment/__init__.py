@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contract.scenario import Scenario, TaskSpec
-from scenarios.appointment import understanding
+from scenarios.appointment import confirm, understanding
 from scenarios.appointment.agent import AGENT, make_appointment_node
 from scenarios.appointment.cancel import CANCEL_TOOLS, suggest_appointment
 from scenarios.appointment.seed import SEED
@@ -33,8 +33,9 @@ SCENARIO = Scenario(
     cues=understanding.CUES,
     support=understanding.support,
     extract=understanding.extract,
-    wording=WORDING,
+    wording={**WORDING, **confirm.WORDING},
     describe=DESCRIBE,
+    confirm=confirm.CONFIRM,
     agents={AGENT: make_appointment_node},
     seed=SEED,
 )

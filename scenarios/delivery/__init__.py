@@ -10,7 +10,7 @@ from datetime import date
 from typing import Any
 
 from contract.scenario import Scenario, SlotResult, TaskSpec
-from scenarios.delivery import jobs, understanding
+from scenarios.delivery import confirm, jobs, understanding
 from scenarios.delivery.seed import SEED
 from scenarios.delivery.suggest import suggest_order
 from scenarios.delivery.tools import ORDER_TOOLS
@@ -39,7 +39,7 @@ SCENARIO = Scenario(
             "query_order_status",
             on_request=(("notify", "send_notification"),),
         ),
-        _order_task("REQUEST_REFUND", "request_refund"),
+        _order_task("REQUEST_REFUND", "request_refund", optional_slots=("reason",)),
         _order_task("URGE_DELIVERY", "urge_delivery"),
         _order_task("CANCEL_ORDER", "cancel_order"),
         TaskSpec(
@@ -67,7 +67,9 @@ SCENARIO = Scenario(
     topic_cues=understanding.TOPIC_CUES,
     support=understanding.support,
     extract=extract,
-    wording={**WORDING, **jobs.WORDING},
+    wording={**WORDING, **jobs.WORDING, **confirm.WORDING},
     describe={**DESCRIBE, **jobs.DESCRIBE},
+    confirm=confirm.CONFIRM,
+    shown=confirm.SHOWN,
     seed=SEED,
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contract.scenario import Scenario, TaskSpec
-from scenarios.flights import understanding
+from scenarios.flights import confirm, understanding
 from scenarios.flights.seed import SEED
 from scenarios.flights.tools import FLIGHT_TOOLS
 from scenarios.flights.wording import DESCRIBE, WORDING
@@ -32,7 +32,8 @@ SCENARIO = Scenario(
     beyond=understanding.BEYOND,
     extract=understanding.extract,
     support=understanding.support,
-    wording=WORDING,
+    wording={**WORDING, **confirm.WORDING},
     describe=DESCRIBE,
+    confirm=confirm.CONFIRM,
     seed=SEED,
 )

@@ -9,7 +9,7 @@ Every call goes through the same pipeline, in this order:
 5. confirm      high-risk tools need an explicit decision (the graph asks with interrupt())
 6. idempotency  a request id derived from thread, task, tool and arguments; a second run
                 of a write returns the stored result with ``duplicated: true`` (a read is
-                never answered from a record: asked again, it is read again)
+                read again, unless its caller pinned it with its own key)
 7. limits       task guards, per-user rate limit, per-tool circuit breaker (checked
                 before every attempt, so an open circuit spares the backend)
 8. cache        idempotent read tools with ``cache_ttl_s``
@@ -227,7 +227,7 @@ class ActionExecutor(CallPreparation):
             cache_key=cache_key,
             # only a write is deduplicated: a read asked again is read again, never answered
             # from the record of an earlier run ("already submitted" is no answer to a status)
-            request_id=request_id if card.writes else None,
+            request_id=request_id if prepared.recorded else None,
             fingerprint=prepared.fingerprint,
         )
         if not admitted.allowed:
@@ -466,7 +466,7 @@ class ActionExecutor(CallPreparation):
         else:
             outcome = "release"
         self.admission.settle(
-            request_id=prepared.request_id if prepared.card.writes else None,
+            request_id=prepared.request_id if prepared.recorded else None,
             fingerprint=prepared.fingerprint,
             outcome=outcome,
             result=result,
