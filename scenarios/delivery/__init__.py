@@ -6,11 +6,13 @@ background job); its cues and extractor live in ``jobs`` and are merged here.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
 from contract.scenario import Scenario, SlotResult, TaskSpec
 from scenarios.delivery import confirm, jobs, understanding
+from scenarios.delivery.reasons import refund_reason
 from scenarios.delivery.seed import SEED
 from scenarios.delivery.suggest import suggest_order
 from scenarios.delivery.tools import ORDER_TOOLS
@@ -18,10 +20,17 @@ from scenarios.delivery.wording import DESCRIBE, WORDING
 
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:
-    """Extract with the bulk notification's extractor for its intent, else the orders'."""
+    """Extract with the bulk notification's extractor for its intent, else the orders'.
+
+    A refund also takes the user's own reason, when the message gives one ("洒了").
+    """
     if intent in jobs.CUES:
         return jobs.extract_notify(text, intent, today=today)
-    return understanding.extract(text, intent, today=today)
+    found = understanding.extract(text, intent, today=today)
+    reason = refund_reason(text) if intent == "REQUEST_REFUND" else None
+    if reason is None:
+        return found
+    return replace(found, slots={**found.slots, "reason": reason})
 
 
 def _order_task(intent: str, tool: str, **more: Any) -> TaskSpec:
