@@ -29,6 +29,7 @@ from nodes.common import (
     session_id,
 )
 from nodes.pending import closed_calls, set_aside_messages
+from nodes.reply import describe_result
 from nodes.services import Services
 from nodes.slot_filling import vault_sensitive
 from nodes.wording import Voice
@@ -45,7 +46,7 @@ from state import (
 )
 from understanding.acts import EVIDENCE_PREFIX
 from understanding.commands import Reading, records
-from understanding.engine import Active, Plan, plan
+from understanding.engine import IDLE_YES, Active, Plan, plan
 from understanding.recognizer import detect_language
 from understanding.view import view_of
 
@@ -224,6 +225,8 @@ class _Render:
         }
         if act == "bye" and waiting:
             reply = self.voice.say("act.bye_pending", task=label)
+        elif act == IDLE_YES:
+            reply = self._idle_yes()
         else:
             update.update(intent=UNKNOWN, confidence=1.0)  # no task is open after it
             if act == "greet":
@@ -237,6 +240,25 @@ class _Render:
             else:
                 reply = self.voice.say(f"act.{act}")
         return self._answered(update, act, reply)
+
+    def _idle_yes(self) -> str:
+        """Nothing waits for a yes: say so, and what was done last, if this task did it."""
+        done = next(
+            (
+                r
+                for r in reversed(self.state.get("tool_results") or [])
+                if r.get("status") == "success"
+                and (card := self.services.tools.get(str(r.get("tool", "")))) is not None
+                and card.writes
+            ),
+            None,
+        )
+        if done is None:
+            return self.voice.say("act.idle_yes")
+        said = describe_result(
+            {**done, "duplicated": False}, self.state, self.voice, self.services.catalog
+        )
+        return self.voice.say("act.idle_yes_done", done=said)
 
     def _cancel(self) -> StateUpdate:
         act = str(self.plan.act)

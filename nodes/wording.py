@@ -19,17 +19,9 @@ from contract.scenario import Scenario, ScenarioSet, Wording
 from tools.executor.failures import Outcome, sentence
 
 GENERIC: Wording = {
-    "ask_intent": {
-        "zh": "抱歉，我没太明白您的意思。我可以帮您{tasks}。请问您需要哪一项？",
-        "en": "Sorry, I'm not sure what you need. I can {tasks}. Which would you like?",
-    },
     "ask_intent_open": {
         "zh": "抱歉，我没太明白您的意思，能换个说法吗？",
         "en": "Sorry, I'm not sure what you need. Could you put it another way?",
-    },
-    "ask_between": {
-        "zh": "请问您是想{first}，还是想{second}？",
-        "en": "Would you like to {first}, or to {second}?",
     },
     "ask_slots": {
         "zh": "好的，我来帮您{task}。还需要：{slots}。",
@@ -118,6 +110,22 @@ GENERIC: Wording = {
     "act.bye_pending": {
         "zh": "再见！{task}还没有办完，下次回来接着说就行。",
         "en": "Goodbye! We haven't finished ({task}); come back any time to carry on.",
+    },
+    "act.idle_yes": {
+        "zh": "目前没有需要您确认的操作。请问还有什么可以帮您？",
+        "en": "Nothing is waiting for your yes right now. What else can I do for you?",
+    },
+    "act.idle_yes_done": {
+        "zh": "目前没有需要您确认的操作，刚才的已经办好了：{done}",
+        "en": "Nothing is waiting for your yes; what you asked for is done: {done}",
+    },
+    "ask_one": {
+        "zh": "抱歉，我没太明白。请问您是想{task}吗？",
+        "en": "Sorry, I'm not sure I follow. Would you like to {task}?",
+    },
+    "ask_among": {
+        "zh": "请问您是想{first}，还是想{last}？",
+        "en": "Would you like to {first}, or to {last}?",
     },
     "act.never_mind": {
         "zh": "好的，有需要随时找我。",

@@ -159,7 +159,7 @@ _EXAMPLE = re.compile(
 )
 """An example value in a description: a question never shows it (the user would echo it)."""
 OPEN_WORDS: dict[str, Text] = {
-    "ask_intent": {
+    "ask_intent_open": {
         "zh": "抱歉，我没太明白您需要什么，能具体说说吗？",
         "en": "Sorry, I'm not sure what you need. Could you tell me what you would like done?",
     },

@@ -139,6 +139,8 @@ class RuleCommandGenerator:
         taken = offer_taken(text, view)
         if taken is not None:
             return [taken]
+        if view.waiting is None and read_answer(text) == "approve" and is_plain_answer(text):
+            return [Confirm(evidence=(text.strip()[:40],))]  # a yes to nothing: the engine says so
         if act is not None:
             if act.kind == "never_mind":
                 waiting = view.waiting.intent if view.waiting else None
