@@ -209,6 +209,9 @@ class TaskSpec:
     suggest: Suggester | None = None
     """Looks the user's own records up for a missing slot: one the message names fills it
     ("我点的黄焖鸡怎么还没到"), else the question offers them; ``None``: just ask."""
+    takes_from: tuple[str, ...] = ()
+    """Intents whose request, answered last, gives this task the slots the message did not
+    say: a flight searched, then "订CA1858" books it on the route and day searched."""
 
 
 @dataclass(frozen=True)

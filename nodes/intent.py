@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from config.limits import too_long, too_long_reply
-from contract.scenario import UNKNOWN
+from contract.scenario import UNKNOWN, TaskSpec
 from nodes.common import (
     Node,
     context_of,
@@ -329,6 +329,8 @@ class _Render:
         assert active is not None
         task = self.services.catalog.task(active.intent)
         slots = dict(active.slots)
+        if active.fresh and task is not None:
+            slots = {**self._taken(task), **slots}
         if task is not None and task.sensitive_slots:
             slots = vault_sensitive(task, slots, self.services, self.user_id)
         update: StateUpdate = {
@@ -393,6 +395,29 @@ class _Render:
         )
         update["protocol"] = [user, note]
         return only_changes(self.state, update, keep=_DECISION_RECORD)
+
+    def _taken(self, task: TaskSpec) -> SlotValues:
+        """The slots the request answered last gives a task that takes from it (``takes_from``).
+
+        The route and day searched for a booking ("订CA1858"); a search's filters ("下午的")
+        only for a message that says none of the task's required slots.
+        """
+        state = self.state
+        if (
+            state.get("intent") not in task.takes_from
+            or state.get("missing_slots")
+            or state.get("awaiting")
+        ):
+            return {}
+        known = state.get("slots") or {}
+        names = set(task.required_slots)
+        if not names & set(self.plan.active.slots if self.plan.active else ()):
+            names |= set(task.optional_slots)  # a short follow-up keeps the filters too
+        return {
+            name: value
+            for name, value in known.items()
+            if name in names and name not in task.sensitive_slots and value is not None
+        }
 
     def _shown(self, slots: SlotValues, name: str, value: Any) -> Any:
         masked = slots.get(f"{name}_masked")

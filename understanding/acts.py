@@ -106,11 +106,13 @@ def read_act(text: str) -> ReadAct | None:
 
 
 _FOLLOW_UP = re.compile(
-    r"^\s*(?:那么?|那换成?|换成|改成|那要是)|呢\s*[?？]?\s*$|^\s*(?:what|how)\s+about\b|^\s*and\b",
+    r"^\s*(?:那么?|那换成?|换成|改成|那要是)|呢\s*[?？]?\s*$|^\s*(?:what|how)\s+about\b|^\s*and\b"
+    r"|^\s*[\u4e00-\u9fff]{1,5}的\s*(?:吗|吧)?\s*[?？]?\s*$"
+    r"|^\s*(?:only\s+)?(?:the\s+)?[a-z]+\s+ones?\s*\??\s*$",
     re.IGNORECASE,
 )
 """A message that asks the last request again with something changed ("那上海呢", "what about
-Shanghai?")."""
+Shanghai?", "下午的", "the afternoon ones?")."""
 
 
 def is_follow_up(text: str) -> bool:

@@ -33,6 +33,51 @@ CUES: dict[str, Cues] = {
         ("ticket", 0.4),
         ("机位", 0.4),
     ),
+    "SEARCH_FLIGHTS": (  # asking about the day's flights, not booking one
+        ("有哪些航班", 1.8),
+        ("哪些航班", 1.8),
+        ("航班有哪些", 1.8),
+        ("有什么航班", 1.8),
+        ("什么航班", 1.4),
+        ("有没有航班", 1.8),
+        ("有航班吗", 1.8),
+        ("哪班", 1.4),
+        ("哪一班", 1.4),
+        ("几班", 1.2),
+        ("航班信息", 1.6),
+        ("查航班", 1.8),
+        ("查一下航班", 1.8),
+        ("查下航班", 1.8),
+        ("查询航班", 1.8),
+        ("看看航班", 1.8),
+        ("航班时刻", 1.8),
+        ("时刻表", 1.6),
+        ("几点的航班", 1.6),
+        ("几点起飞", 1.4),
+        ("最便宜", 1.2),
+        ("最早", 0.8),
+        ("最晚", 0.8),
+        ("票价", 1.0),
+        ("还有座", 1.0),
+        ("what flights", 1.8),
+        ("which flights", 1.8),
+        ("which flight", 1.2),
+        ("any flights", 1.8),
+        ("flights are there", 1.8),
+        ("show me flights", 1.8),
+        ("show me the flights", 1.8),
+        ("list flights", 1.8),
+        ("list the flights", 1.8),
+        ("search flights", 1.8),
+        ("search for flights", 1.8),
+        ("find flights", 1.6),
+        ("flight times", 1.6),
+        ("flight schedule", 1.6),
+        ("cheapest", 1.2),
+        ("earliest", 0.8),
+        ("latest flight", 1.0),
+        ("fares", 1.0),
+    ),
 }
 FLY_SUPPORT, ROUTE_SUPPORT, TICKET_SUPPORT = 1.0, 0.6, 1.0
 """Flying to a city is a flight request ("明天飞广州", "fly to Beijing"); a bare route
@@ -67,14 +112,40 @@ _NOT_IN_NAMES = re.compile(r"[票机航班车铁天号月日点周末吗呢吧�
 _ID_NUMBER = re.compile(r"(?<![0-9])(\d{17}[\dXx])(?![0-9])")
 
 
+_BOOK_NAMED = re.compile(
+    r"(?:订|买|要|\bbook\b|\btake\b)\s*[^，,。.!！?？]{0,6}?(?<![a-z0-9-])[a-z][a-z0-9]\d{3,4}(?![a-z0-9-])",
+    re.IGNORECASE,
+)
+"""Booking a flight by its number (in the normalized, lower-case message)."""
 _FLIGHT_NO = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9]\d{3,4}(?![A-Za-z0-9-])", re.IGNORECASE)
 """A flight number (CA1858, MU5101, 3U8881); codes with a dash (ACC-, OD-, AP-) are not."""
 
 
+_ASKING = re.compile(
+    r"(?:哪些|哪班|哪一班|几班|几点|什么|啥|有没有|有.{0,6}吗|还有.{0,4}吗|多少钱|查[^，,。]{0,14}?航班)"
+    r"[^，,。]{0,12}?(?:航班|飞机|机票|座位|班)|(?:航班|飞机|机票|座位)[^，,。]{0,12}?(?:吗|呢|哪些|哪写|几点|多少钱)"
+    r"|查[^，,。]{0,16}?航班"
+    r"|\b(?:what|which|whats|waht|any|how much|how many|show|list|find|are there|is there|options|"
+    r"schedule|times|earliest|latest|cheapest|still have)\b[^.!?]{0,40}?\b(?:flights?|flying)\b"
+    r"|\bflights?\b[^.!?]{0,50}?\b(?:fares|prices|times|schedule|options)\b",
+    re.IGNORECASE,
+)
+"""A question about flights (which, when, how much, any seats?), not a request to book one."""
+_BOOKING = re.compile(r"订|买|预订|预定|\bbook\b|\breserve\b", re.IGNORECASE)
+SEARCH_SUPPORT = 1.8
+
+
 def support(text: str) -> Iterator[tuple[str, float, str]]:
-    """Flying to or from a city supports a flight booking; a route from A to B a little."""
+    """Flying to or from a city supports a flight booking; a route from A to B a little.
+
+    A question about the flights ("有哪些航班", "any flights…?") supports a search instead,
+    unless it also asks to book.
+    """
     cities = city_pattern()
     normal = normalize(text)
+    if _ASKING.search(normal) and not _BOOKING.search(normal):
+        yield "SEARCH_FLIGHTS", SEARCH_SUPPORT, "asks about flights"
+        return
     if re.search(
         rf"(?:飞往?|(?:fly|flying|flight|flights)\s+(?:to|from)\s*)(?:{cities})", normal, re.I
     ):
@@ -89,6 +160,8 @@ def support(text: str) -> Iterator[tuple[str, float, str]]:
         yield "BOOK_FLIGHT", TICKET_SUPPORT, "book a route"
     elif re.search(rf"(?:从|from\s+)(?:{cities})\s*(?:出发)?\s*(?:到|去|to\s)", normal, re.I):
         yield "BOOK_FLIGHT", ROUTE_SUPPORT, "route"
+    if _BOOK_NAMED.search(normal):  # "订CA1858", "就订MU5101吧": a flight named to book
+        yield "BOOK_FLIGHT", TICKET_SUPPORT, "book a flight named"
 
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:

@@ -65,6 +65,11 @@ def _weather(t: Talk) -> None:
     assert "上海" in t.replies and "北京" not in t.replies
 
 
+def _search(t: Talk) -> None:
+    assert "2024-06-21" in t.replies and "MU5101" in t.replies and "CA1858" not in t.replies
+    assert t.rows("SELECT * FROM flight_bookings") == []  # a search books nothing
+
+
 def _flight(t: Talk) -> None:
     rows = t.rows("SELECT flight_date FROM flight_bookings")
     assert [r["flight_date"] for r in rows] == ["2024-06-21"]
@@ -134,6 +139,7 @@ CORRECTIONS = [
         "CHECK_ORDER_STATUS", ("OD-20240618-001 到哪了", "不对，是 OD-20240618-002"), _status
     ),
     Correction("QUERY_WEATHER", ("北京天气怎么样", "不对，我是说上海"), _weather),
+    Correction("SEARCH_FLIGHTS", ("6月20号上海到北京有哪些航班", "不对，是6月21号"), _search),
     Correction(
         "BOOK_FLIGHT",
         (
