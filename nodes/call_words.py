@@ -107,15 +107,20 @@ _EXAMPLE = re.compile(
 )
 
 
-def field_label(call: PreparedCall, name: str, voice: Voice) -> str | None:
-    """An argument's name for a person, or ``None``: not shown.
+def field_label(
+    call: PreparedCall, name: str, voice: Voice, *, described: bool = False
+) -> str | None:
+    """An argument's name for a person, or ``None``: not shown (an internal reference).
 
-    ``field.<name>``, ``slot.<name>``, else its ``Args:`` description (a pack's).
+    ``field.<name>`` (a pack's ``Args:`` description), ``slot.<name>``; with ``described``
+    (a card no scenario words) the parameter's own description.
     """
     for key in (f"field.{name}", f"slot.{name}"):
         text = voice.text(key)
         if text:
             return re.sub(r"\s*[（(][^）)]*[）)]", "", text).strip()
+    if not described:
+        return None
     info = call.card.parameters.model_fields.get(name)
     described = " ".join(((info.description if info else None) or "").split())
     described = _EXAMPLE.sub("", described).strip()

@@ -216,7 +216,7 @@ def _card_words(language: str) -> CallWords:
             for name, value in shown.items()
             if value not in (None, "")
             and name not in call.card.evidence_fields
-            and (label := field_label(call, name, voice)) is not None
+            and (label := field_label(call, name, voice, described=True)) is not None
         )
         title = call.card.description.split(".")[0].strip() or call.card.description
         return CallView(title, generic_sentence(call.card.description, fields, voice), fields)
