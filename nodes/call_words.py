@@ -122,10 +122,10 @@ def field_label(
     if not described:
         return None
     info = call.card.parameters.model_fields.get(name)
-    described = " ".join(((info.description if info else None) or "").split())
-    described = _EXAMPLE.sub("", described).strip()
-    described = re.split(r"[.:;。：；]\s", f"{described} ")[0].strip().rstrip(".")
-    return described or None
+    own = " ".join(((info.description if info else None) or "").split())
+    own = _EXAMPLE.sub("", own).strip()
+    own = re.split(r"[.:;。：；]\s", f"{own} ")[0].strip().rstrip(".")
+    return own or None
 
 
 def generic_sentence(description: str, fields: tuple[Field, ...], voice: Voice) -> str:
