@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from state import AgentState, ToolResult
     from tools.executor.failures import Outcome
     from tools.registry.cards import ToolCard
+    from tools.registry.context import ToolContext
 
 UNKNOWN = "UNKNOWN"
 LANGUAGES = ("zh", "en")
@@ -147,6 +148,24 @@ class Describer(Protocol):
         ...
 
 
+class Confirmer(Protocol):
+    """Says what a high-risk call will do, in the scenario's own words, before it runs.
+
+    The confirmation question and the HITL card's ``description`` are this sentence: what
+    will happen, to what, for how much (yuan, not cents), dates and names as people write
+    them, IDs masked; never a tool name, ``key=value`` or ``None``.
+    """
+
+    def __call__(self, arguments: Mapping[str, Any], ctx: ToolContext, speaker: Speaker) -> str:
+        """Return the sentence for a call with ``arguments`` (as a person may see them).
+
+        ``ctx`` is the caller's trusted context: a confirmer may read what it names (the
+        order's item and amount) from the business database, the call having passed its
+        owner check already.
+        """
+        ...
+
+
 AgentFactory = Callable[[Any], Callable[..., Any]]
 """Builds a sub-agent node (a compiled subgraph behind a hand-off node) from the graph's
 ``nodes.services.Services``. Typed ``Any`` here because the contract sits below the nodes: a
@@ -188,6 +207,9 @@ class TaskSpec:
     suggest: Suggester | None = None
     """Looks the user's own records up for a missing slot: one the message names fills it
     ("我点的黄焖鸡怎么还没到"), else the question offers them; ``None``: just ask."""
+    takes_from: tuple[str, ...] = ()
+    """Intents whose request, answered last, gives this task the slots the message did not
+    say: a flight searched, then "订CA1858" books it on the route and day searched."""
 
 
 @dataclass(frozen=True)
@@ -242,6 +264,9 @@ class Scenario:
     """Intent → a message that is nothing but one of its values, asking for it ("OD-…呢":
     the order's status), matched whole against the normalized message. Read only when no
     task waits for an answer: then a bare value is that answer."""
+    confirm: Mapping[str, Confirmer] = field(default_factory=dict)
+    """Tool → the sentence its confirmation says (``Confirmer``); every high-risk tool of a
+    shipped scenario has one. Without it the question is built from the card."""
     shown: Mapping[str, Callable[[Any, str], str]] = field(default_factory=dict)
     """Slot → how its value is said to a person in a language (``amount_cents`` 5000, "zh"
     → "50.00 元"), when the stored value is not what they said (a change is stated so)."""
@@ -266,6 +291,7 @@ class ScenarioSet:
         self.tool_scenario: dict[str, Scenario] = {}
         self.agents: dict[str, AgentFactory] = {}
         self.agent_cards: dict[str, tuple[ToolCard, ...]] = {}
+        self.confirmers: dict[str, Confirmer] = {}
         names: set[str] = set()
         for scenario in self.scenarios:
             _unique(names, scenario.name, "scenario")
@@ -281,6 +307,12 @@ class ScenarioSet:
                 _unique(self.agents, agent, "agent")
                 self.agents[agent] = factory
             self.agent_cards.update(scenario.agent_cards)
+            agent_cards = (c for cards in scenario.agent_cards.values() for c in cards)
+            for card in (*scenario.cards, *agent_cards):
+                self.tool_scenario.setdefault(card.name, scenario)
+            for tool, confirmer in scenario.confirm.items():
+                _unique(self.confirmers, tool, "confirmer for tool")
+                self.confirmers[tool] = confirmer
 
     @property
     def intents(self) -> list[str]:
@@ -394,6 +426,7 @@ __all__ = [
     "AgentFactory",
     "Beyond",
     "CommandsFactory",
+    "Confirmer",
     "Describer",
     "Examples",
     "Scenario",

@@ -36,6 +36,7 @@ from langgraph_sdk import Auth
 from contract.scenario import ScenarioSet
 from graph.intake import tokenize_run
 from scenarios import SCENARIOS
+from security.client_messages import drop_from_payload
 from security.permissions import ROLES, Permissions
 from security.tokens import InvalidToken, read_token, token_from_headers
 
@@ -213,7 +214,9 @@ async def on_run_create(ctx: Auth.types.AuthContext, value: Any) -> Filter | Non
         _stamp(value, ctx.user)
     dismissal_as_rejection(value)
     kwargs = value.get("kwargs") if isinstance(value, dict) else None
-    await tokenize_run(kwargs if isinstance(kwargs, dict) else value, ctx.user.identity)
+    payload = kwargs if isinstance(kwargs, dict) else value
+    drop_from_payload(payload, where=f"run of {ctx.user.identity}")  # no client tool results
+    await tokenize_run(payload, ctx.user.identity)
     return write_filter(ctx.user)
 
 

@@ -30,6 +30,7 @@ from typing import Any
 from config.settings import get_settings
 from graph.resume import Message, Receive, Scope, Send, replay
 from scenarios import SCENARIOS
+from security.client_messages import drop_from_payload
 from security.intake import payload_has_secrets, tokenize_payload
 from security.tokens import InvalidToken, read_token, token_from_headers
 from security.vault import IdentityVault
@@ -92,7 +93,9 @@ def _owner(token: str | None) -> str | None:
 def rewrite_body(body: bytes, token: str | None) -> bytes | None:
     """Return the body with its content tokenized, or ``None`` to pass it on as it came.
 
-    Blocking (token check, vault writes): call it off the event loop.
+    A tool message the client put in it is dropped first (``security.client_messages``:
+    tool results come only from the executor). Blocking (token check, vault writes): call
+    it off the event loop.
     """
     owner = _owner(token)
     if owner is None or not body:
@@ -101,7 +104,8 @@ def rewrite_body(body: bytes, token: str | None) -> bytes | None:
         payload = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return None  # not JSON: the route answers 422 itself
-    if not tokenize_for(payload, owner):
+    dropped = drop_from_payload(payload, where=f"request of {owner}")
+    if not tokenize_for(payload, owner) and not dropped:
         return None
     return json.dumps(payload, ensure_ascii=False).encode("utf-8")
 

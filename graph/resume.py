@@ -11,6 +11,9 @@ So every way into the graph checks the value first and raises ``UnreadableResume
 compiled graph's ``stream``/``astream`` (and so ``invoke``/``ainvoke`` and the event
 streams, which go through them); under ``langgraph dev`` or Aegra, ``ResumeCheckMiddleware``
 answers 422 before a run is created. Nothing runs; the confirmation stays pending.
+
+The same gate drops the tool messages a client put in its input (``client_input``): tool
+results come only from the executor.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
+
+from security.client_messages import logged, without_tool_messages
 
 CODE = "unreadable_resume"
 """The error's machine-readable code (the HTTP body's ``error``)."""
@@ -123,13 +128,14 @@ class CheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         """Check the input, then stream as LangGraph does."""
         if isinstance(input, Command) and (bad := unreadable_resume(input)) is not None:
             raise UnreadableResume(_refused(bad), language=self._language(config))
-        return super().stream(input, config, **self._durable(config, kwargs))
+        return super().stream(client_input(input), config, **self._durable(config, kwargs))
 
     async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:  # noqa: A002
         """Check the input, then stream as LangGraph does."""
         if isinstance(input, Command) and (bad := unreadable_resume(input)) is not None:
             raise UnreadableResume(_refused(bad), language=await self._alanguage(config))
-        async for chunk in super().astream(input, config, **self._durable(config, kwargs)):
+        durable = self._durable(config, kwargs)
+        async for chunk in super().astream(client_input(input), config, **durable):
             yield chunk
 
     def _durable(self, config: Any, kwargs: dict[str, Any]) -> dict[str, Any]:  # stream kwargs
@@ -162,6 +168,24 @@ class CheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         except (ValueError, KeyError, RuntimeError, NotImplementedError):
             return "zh"
         return str((values or {}).get("language") or "zh")
+
+
+def client_input(value: Any) -> Any:
+    """A run's input (or a command's update) without the tool messages a client put in it.
+
+    Tool results come only from the executor (``security.client_messages``); the client's
+    other messages (what the user typed) go on as they came.
+    """
+    if isinstance(value, Command) and value.update is not None:
+        update, dropped = without_tool_messages(value.update)
+        if dropped:
+            logged(dropped, where="command update")
+            return Command(graph=value.graph, update=update, resume=value.resume, goto=value.goto)
+        return value
+    cleaned, dropped = without_tool_messages(value)
+    if dropped:
+        logged(dropped, where="run input")
+    return cleaned
 
 
 def checked(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> CheckedGraph:
@@ -263,6 +287,7 @@ __all__ = [
     "ResumeCheckMiddleware",
     "UnreadableResume",
     "checked",
+    "client_input",
     "readable",
     "unreadable_resume",
 ]

@@ -15,6 +15,7 @@ from typing import Any
 
 from langgraph.types import interrupt
 
+from nodes.call_words import CallWords
 from nodes.confirmation import confirmation_request, read_decisions, render
 from state import ToolCall, ToolResult
 from tools.executor.envelope import CallRequest
@@ -59,6 +60,7 @@ def confirm_then_run(
     before_effects: BeforeEffects | None = None,
     provides: Collection[str] = (),
     answer: Any = None,
+    words: CallWords | None = None,
 ) -> Outcome:
     """Prepare every call, ask once for those that need it, then run them concurrently.
 
@@ -78,6 +80,7 @@ def confirm_then_run(
             repeated) once they really have.
         answer: The person's answer, already given as a typed message (a chat front-end
             sends "确认" as a new message): used instead of pausing, once.
+        words: How each call is said to a person (``nodes.call_words.call_words``).
     """
     asking = ctx
     if provides:
@@ -87,7 +90,7 @@ def confirm_then_run(
     waiting = [p for p in planned if isinstance(p, PreparedCall) and p.needs_confirmation]
     outcome = Outcome()
     if waiting:
-        request = dict(confirmation_request(waiting, language, display=display))
+        request = dict(confirmation_request(waiting, language, display=display, words=words))
         if question is not None:
             request["question"] = question
         if preface:

@@ -72,14 +72,27 @@ def clarifying_question(
     return voice.say("ask_slots", task=label, slots=names) + offered
 
 
+NEAREST = 3
+"""At most this many tasks are offered when a message was not understood."""
+
+
 def _ask_intent(
     state: AgentState, scenarios: ScenarioSet, voice: Voice, offered: Sequence[str]
 ) -> str:
-    candidates = [c for c in state.get("intent_candidates") or [] if scenarios.task(c)]
-    if len(candidates) >= 2:
-        return voice.say(
-            "ask_between", first=voice.label(candidates[0]), second=voice.label(candidates[1])
-        )
-    if not offered:
-        return voice.say("ask_intent_open")
-    return voice.say("ask_intent", tasks=voice.join([voice.label(i) for i in offered]))
+    """One question about the nearest tasks the caller may use, never the list of them all.
+
+    The nearest are the reader's candidates, best first (``CannotTell.candidates``, or
+    reflect-refine's); none near enough: ask to put it another way.
+    """
+    allowed = set(offered)
+    candidates = [
+        c
+        for c in dict.fromkeys(state.get("intent_candidates") or [])
+        if scenarios.task(c) and c in allowed
+    ][:NEAREST]
+    labels = [voice.label(c) for c in candidates]
+    if len(labels) >= 2:
+        return voice.say("ask_among", first=voice.join(labels[:-1]), last=labels[-1])
+    if labels:
+        return voice.say("ask_one", task=labels[0])
+    return voice.say("ask_intent_open")

@@ -27,7 +27,16 @@ from typing import Any, Literal, NotRequired
 from typing_extensions import TypedDict
 
 from config.limits import JsonValue
-from nodes.wording import GENERIC
+from contract.scenario import ScenarioSet
+from nodes.call_words import (
+    CallView,
+    CallWords,
+    Field,
+    edited_arguments,
+    field_label,
+    generic_sentence,
+)
+from nodes.wording import GENERIC, Voice
 from security.pii import mask_pii
 from security.vault import TOKEN_PREFIX
 from tools.executor.pipeline import Decision, PreparedCall
@@ -74,6 +83,15 @@ class HITLRequest(TypedDict):
     review_configs: list[ReviewConfig]
 
 
+class ReviewField(TypedDict):
+    """One field of an action as the card shows it: its label and the argument behind it."""
+
+    label: str
+    argument: str
+    editable: bool
+    """The card shows the value itself, so an edit of it is taken as it is."""
+
+
 class ConfirmationRequest(HITLRequest):
     """The interrupt value: a ``HITLRequest`` plus the question in words."""
 
@@ -84,6 +102,9 @@ class ConfirmationRequest(HITLRequest):
     actions: list[ActionView]
     """Deprecated ``{tool, description, arguments}`` view, kept until callers read
     ``action_requests``; it holds the same masked arguments."""
+    fields: list[list[ReviewField]]
+    """Per action, which argument each label of its ``args`` stands for (an edit comes back
+    by label)."""
 
 
 SECRET_SHOWN = "******"
@@ -127,6 +148,7 @@ def confirmation_request(
     language: str,
     *,
     display: Mapping[str, str] | None = None,
+    words: CallWords | None = None,
 ) -> ConfirmationRequest:
     """Build the interrupt value asking a person to review ``waiting``, in order.
 
@@ -134,39 +156,43 @@ def confirmation_request(
         waiting: The prepared high-risk calls, in the order decisions must come back.
         language: ``zh`` or ``en``, for the description and the question.
         display: Stored values (vault tokens) mapped to what a person should see instead.
+        words: How each call is said (``nodes.call_words``: the scenario's sentence, the
+            task's name, the arguments' labels); ``None``: from the card alone.
 
     Returns:
-        A dict that validates as LangChain v1's ``HITLRequest`` (``action_requests`` with
-        masked ``args``; ``review_configs`` without ``edit`` for any action holding a vault
-        token or a PIN), with ``type``, ``question`` and the deprecated ``actions``. No request
-        ids: they are internals and stay in the audit log.
+        A dict that validates as LangChain v1's ``HITLRequest``: per action, ``name`` is
+        what the action is called for a person, ``description`` the sentence saying what
+        will happen, ``args`` the arguments a person may see under their labels (masked);
+        ``review_configs`` allow ``edit`` only when every value shown is the value itself
+        and none is a secret. Plus ``type``, ``question`` (the sentences and the request to
+        answer), ``fields`` (label → argument) and the deprecated ``actions``. No tool name,
+        ``key=value`` or request id reaches what a person reads.
     """
     display = display or {}
     requests: list[ActionRequest] = []
     configs: list[ReviewConfig] = []
     legacy: list[ActionView] = []
+    fields: list[list[ReviewField]] = []
     for call in waiting:
         args = shown_arguments(call, display)
-        description = render(
-            "confirm_action",
-            language,
-            tool=call.card.name,
-            arguments=", ".join(f"{key}={value}" for key, value in args.items()),
-        )
-        requests.append({"name": call.card.name, "args": args, "description": description})
-        editable = not any(is_secret_argument(k, v) for k, v in call.arguments.items())
+        view = (words or _card_words(language))(call, args)
+        shown: ValidatedArguments = {f.label: f.shown for f in view.fields}
+        requests.append({"name": view.title, "args": shown, "description": view.sentence})
+        secret = any(is_secret_argument(k, v) for k, v in call.arguments.items())
+        editable = not secret and bool(view.fields) and all(f.as_stored for f in view.fields)
         config: ReviewConfig = {
-            "action_name": call.card.name,
+            "action_name": view.title,
             "allowed_decisions": ["approve", "edit", "reject"]
             if editable
             else ["approve", "reject"],
         }
         if editable:
-            config["args_schema"] = call.card.parameters.model_json_schema()
+            config["args_schema"] = _labelled_schema(call, view.fields)
         configs.append(config)
-        legacy.append(
-            {"tool": call.card.name, "description": call.card.description, "arguments": args}
+        fields.append(
+            [{"label": f.label, "argument": f.argument, "editable": editable} for f in view.fields]
         )
+        legacy.append({"tool": call.card.name, "description": view.sentence, "arguments": args})
     question = "\n".join(
         [*(r.get("description", r["name"]) for r in requests), render("confirm_question", language)]
     )
@@ -176,6 +202,37 @@ def confirmation_request(
         "action_requests": requests,
         "review_configs": configs,
         "actions": legacy,
+        "fields": fields,
+    }
+
+
+def _card_words(language: str) -> CallWords:
+    """Word a call from its card alone (no scenario at hand): description and labels."""
+    voice = Voice(ScenarioSet(()), language)
+
+    def words(call: PreparedCall, shown: ValidatedArguments) -> CallView:
+        fields = tuple(
+            Field(name, label, value, as_stored=True)
+            for name, value in shown.items()
+            if value not in (None, "")
+            and name not in call.card.evidence_fields
+            and (label := field_label(call, name, voice, described=True)) is not None
+        )
+        title = call.card.description.split(".")[0].strip() or call.card.description
+        return CallView(title, generic_sentence(call.card.description, fields, voice), fields)
+
+    return words
+
+
+def _labelled_schema(call: PreparedCall, fields: Sequence[Field]) -> dict[str, JsonValue]:
+    """The arguments' JSON schema under the labels the card shows them by."""
+    schema = call.card.parameters.model_json_schema()
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    return {
+        "type": "object",
+        "properties": {f.label: properties.get(f.argument, {}) for f in fields},
+        "required": [f.label for f in fields if f.argument in required],
     }
 
 
@@ -296,7 +353,18 @@ def _read_hitl_decision(
         return None  # an edit may change arguments, never which tool runs
     shown = expected.get("args") or {}
     changed = {key: value for key, value in args.items() if shown.get(key) != value}
-    return Decision("edit", changed) if changed else Decision("approve")
+    if not changed:
+        return Decision("approve")
+    mapped = edited_arguments(_fields_of(request, index), changed)
+    return None if mapped is None else Decision("edit", mapped)
+
+
+def _fields_of(request: Mapping[str, Any] | None, index: int) -> list[Mapping[str, Any]] | None:
+    """Which argument each label of action ``index`` stands for, when the request says."""
+    every = (request or {}).get("fields")
+    if not isinstance(every, list) or index >= len(every):
+        return None
+    return list(every[index])
 
 
 def _action_request(request: Mapping[str, Any] | None, index: int) -> Mapping[str, Any] | None:

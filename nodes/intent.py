@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from config.limits import too_long, too_long_reply
-from contract.scenario import UNKNOWN
+from contract.scenario import UNKNOWN, TaskSpec
 from nodes.common import (
     Node,
     context_of,
@@ -29,6 +29,7 @@ from nodes.common import (
     session_id,
 )
 from nodes.pending import closed_calls, set_aside_messages
+from nodes.reply import describe_result
 from nodes.services import Services
 from nodes.slot_filling import vault_sensitive
 from nodes.wording import Voice
@@ -45,7 +46,7 @@ from state import (
 )
 from understanding.acts import EVIDENCE_PREFIX
 from understanding.commands import Reading, records
-from understanding.engine import Active, Plan, plan
+from understanding.engine import IDLE_YES, Active, Plan, plan
 from understanding.model_base import model_unavailable
 from understanding.recognizer import detect_language
 from understanding.view import view_of
@@ -227,6 +228,8 @@ class _Render:
         }
         if act == "bye" and waiting:
             reply = self.voice.say("act.bye_pending", task=label)
+        elif act == IDLE_YES:
+            reply = self._idle_yes()
         else:
             update.update(intent=UNKNOWN, confidence=1.0)  # no task is open after it
             if act == "greet":
@@ -240,6 +243,25 @@ class _Render:
             else:
                 reply = self.voice.say(f"act.{act}")
         return self._answered(update, act, reply)
+
+    def _idle_yes(self) -> str:
+        """Nothing waits for a yes: say so, and what was done last, if this task did it."""
+        done = next(
+            (
+                r
+                for r in reversed(self.state.get("tool_results") or [])
+                if r.get("status") == "success"
+                and (card := self.services.tools.get(str(r.get("tool", "")))) is not None
+                and card.writes
+            ),
+            None,
+        )
+        if done is None:
+            return self.voice.say("act.idle_yes")
+        said = describe_result(
+            {**done, "duplicated": False}, self.state, self.voice, self.services.catalog
+        )
+        return self.voice.say("act.idle_yes_done", done=said)
 
     def _cancel(self) -> StateUpdate:
         act = str(self.plan.act)
@@ -324,6 +346,8 @@ class _Render:
             return self._model_unavailable()
         task = self.services.catalog.task(active.intent)
         slots = dict(active.slots)
+        if active.fresh and task is not None:
+            slots = {**self._taken(task), **slots}
         if task is not None and task.sensitive_slots:
             slots = vault_sensitive(task, slots, self.services, self.user_id)
         update: StateUpdate = {
@@ -388,6 +412,29 @@ class _Render:
         )
         update["protocol"] = [user, note]
         return only_changes(self.state, update, keep=_DECISION_RECORD)
+
+    def _taken(self, task: TaskSpec) -> SlotValues:
+        """The slots the request answered last gives a task that takes from it (``takes_from``).
+
+        The route and day searched for a booking ("订CA1858"); a search's filters ("下午的")
+        only for a message that says none of the task's required slots.
+        """
+        state = self.state
+        if (
+            state.get("intent") not in task.takes_from
+            or state.get("missing_slots")
+            or state.get("awaiting")
+        ):
+            return {}
+        known = state.get("slots") or {}
+        names = set(task.required_slots)
+        if not names & set(self.plan.active.slots if self.plan.active else ()):
+            names |= set(task.optional_slots)  # a short follow-up keeps the filters too
+        return {
+            name: value
+            for name, value in known.items()
+            if name in names and name not in task.sensitive_slots and value is not None
+        }
 
     def _shown(self, slots: SlotValues, name: str, value: Any) -> Any:
         masked = slots.get(f"{name}_masked")

@@ -1,9 +1,10 @@
 """Propose: say what is about to happen, before a node that may pause for a confirmation.
 
 Chat front-ends draw a pending confirmation under the last AI message, and transcripts read
-better with the question in them. So the question (and the planned high-risk calls) is
-written here, as an ``AIMessage``, by the node before the one that interrupts; ``awaiting``
-records the pause, so a typed "确认" that arrives as a new message can be read as the answer.
+better with the question in them. So the question is written here, as an ``AIMessage``, by
+the node before the one that interrupts; ``awaiting`` records the pause, so a typed "确认"
+that arrives as a new message can be read as the answer. The message announces no tool
+call: an unanswered call is what agent-chat-ui stands in for with a made-up tool result.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from nodes.call_words import call_words
 from nodes.common import Node, tool_context
 from nodes.confirmation import confirmation_request
 from nodes.services import Services
@@ -67,23 +69,22 @@ def make_propose_node(services: Services) -> Node:
             _refusal(r, state, voice) for r in [*prepared, *off] if isinstance(r, dict)
         )
         request = confirmation_request(
-            waiting, language, display=display_values(dict(state.get("slots") or {}))
+            waiting,
+            language,
+            display=display_values(dict(state.get("slots") or {})),
+            words=call_words(services.catalog, language, ctx),
         )
-        attempt = state.get("retry_count", 0)
-        shown = {r["name"]: r["args"] for r in request["action_requests"]}
-        calls = [
-            {"id": f"{call['id']}_{attempt}", "name": call["name"], "args": shown[call["name"]]}
-            for call in risky
-            if call["name"] in shown
-        ]
         question = str(request["question"])
         if refused:
             question = f"{refused}\n{question}"
         if changed:
             question = f"{changed}\n{question}"
         pending = {"node": "tool", "intent": intent, "question": question}
-        message = AIMessage(content=question, tool_calls=calls)
-        return {"messages": [message], "awaiting": pending, "step_count": 1}
+        # the question only: no tool call is announced before it runs, so a front-end has
+        # no unanswered call to stand in for ("Successfully handled tool call."); the planned
+        # calls are the interrupt's ``action_requests``, and the tool node writes each call
+        # with its result once it has run
+        return {"messages": [AIMessage(content=question)], "awaiting": pending, "step_count": 1}
 
     return propose
 

@@ -162,7 +162,8 @@ def _refine_intent(services: Services, state: AgentState, runtime: Runtime[Conte
         resolved = True
         evidence.append("one task cued; its question clarifies")
     decision = "continue" if resolved else "clarify"
-    candidates = list(getattr(command, "candidates", ()) or ())
+    # the nearest tasks: the second look's, else those the first reading gave (best first)
+    candidates = list(getattr(command, "candidates", ()) or state.get("intent_candidates") or ())
     note = protocol_message(
         state,
         runtime,

@@ -254,10 +254,10 @@ def describe_result(
     so is just its answer: nothing was submitted.
     """
     text = _describe(result, state, voice, scenarios)
-    if result.get("duplicated") and result.get("status") == "success":
-        card = scenarios.cards_by_name().get(result.get("tool", ""))
-        if card is None or card.writes:
-            return f"{voice.say('already_submitted')}\n{text}"
+    card = scenarios.cards_by_name().get(str(result.get("tool", "")))
+    wrote = card is None or card.writes  # a read is never "already submitted"
+    if result.get("duplicated") and result.get("status") == "success" and wrote:
+        return f"{voice.say('already_submitted')}\n{text}"
     return text
 
 

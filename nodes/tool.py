@@ -16,6 +16,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from nodes.actions import confirm_then_run
+from nodes.call_words import call_words
 from nodes.common import (
     Node,
     latest_user_message,
@@ -71,6 +72,7 @@ def make_tool_node(services: Services) -> Node:
             display=display_values(dict(state.get("slots") or {})),
             preface=changes_said(state, voice, services),
             answer=state.get("answer"),
+            words=call_words(services.catalog, voice.language, ctx),
         )
         if outcome.reread is not None:
             return reread(state, outcome.reread)
@@ -82,9 +84,7 @@ def make_tool_node(services: Services) -> Node:
                     [*(state.get("tool_results") or []), *results], state.get("step_count", 0)
                 ),
             )
-            result: ToolResult = executor.execute(
-                _untagged(call), after, decision=outcome.decision
-            )
+            result: ToolResult = executor.execute(_untagged(call), after, decision=outcome.decision)
             results.append(result)
         learn_from_results(services, state, [*first, *later], results, role=ctx.user_role)
         return only_changes(state, _record(services, state, runtime, [*first, *later], results))

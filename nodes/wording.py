@@ -19,10 +19,6 @@ from contract.scenario import Scenario, ScenarioSet, Wording
 from tools.executor.failures import Outcome, sentence
 
 GENERIC: Wording = {
-    "ask_intent": {
-        "zh": "抱歉，我没太明白您的意思。我可以帮您{tasks}。请问您需要哪一项？",
-        "en": "Sorry, I'm not sure what you need. I can {tasks}. Which would you like?",
-    },
     "ask_intent_open": {
         "zh": "抱歉，我没太明白您的意思，能换个说法吗？",
         "en": "Sorry, I'm not sure what you need. Could you put it another way?",
@@ -32,17 +28,17 @@ GENERIC: Wording = {
         "en": "Sorry, my language service isn't answering right now, so I couldn't read "
         "that. Please try again shortly, or put it another way.",
     },
-    "ask_between": {
-        "zh": "请问您是想{first}，还是想{second}？",
-        "en": "Would you like to {first}, or to {second}?",
-    },
     "ask_slots": {
         "zh": "好的，我来帮您{task}。还需要：{slots}。",
         "en": "Sure, I can help you {task}. I still need: {slots}.",
     },
-    "confirm_action": {
-        "zh": "即将执行：{tool}（{arguments}）",
-        "en": "About to run: {tool} ({arguments})",
+    "confirm_generic": {
+        "zh": "即将为您办理：{what}（{details}）。",
+        "en": "About to: {what} ({details}).",
+    },
+    "confirm_generic_bare": {
+        "zh": "即将为您办理：{what}。",
+        "en": "About to: {what}.",
     },
     "confirm_question": {
         "zh": "请确认是否继续？回复“确认”继续，回复“取消”放弃。",
@@ -119,6 +115,22 @@ GENERIC: Wording = {
     "act.bye_pending": {
         "zh": "再见！{task}还没有办完，下次回来接着说就行。",
         "en": "Goodbye! We haven't finished ({task}); come back any time to carry on.",
+    },
+    "act.idle_yes": {
+        "zh": "目前没有需要您确认的操作。请问还有什么可以帮您？",
+        "en": "Nothing is waiting for your yes right now. What else can I do for you?",
+    },
+    "act.idle_yes_done": {
+        "zh": "目前没有需要您确认的操作，刚才的已经办好了：{done}",
+        "en": "Nothing is waiting for your yes; what you asked for is done: {done}",
+    },
+    "ask_one": {
+        "zh": "抱歉，我没太明白。请问您是想{task}吗？",
+        "en": "Sorry, I'm not sure I follow. Would you like to {task}?",
+    },
+    "ask_among": {
+        "zh": "请问您是想{first}，还是想{last}？",
+        "en": "Would you like to {first}, or to {last}?",
     },
     "act.never_mind": {
         "zh": "好的，有需要随时找我。",

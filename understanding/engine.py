@@ -101,6 +101,9 @@ class Plan:
     """A new request came while an action waited: it is queued behind, unrun."""
 
 
+IDLE_YES = "idle_yes"
+"""The act of a yes when nothing waits for one ("确认" again after the refund went through)."""
+
 NewId = Callable[[int], str]
 """The task id of the ``n``-th task this message starts (stable across replays)."""
 
@@ -135,6 +138,9 @@ def plan(
         chat = next((c for c in commands if isinstance(c, ChitChat)), None)
         if chat is not None and not (view.waiting and chat.act in ("greet", "thanks")):
             return Plan("chitchat", frames=tuple(stack), act=chat.act)
+        if view.waiting is None and any(c.kind == "confirm" for c in commands):
+            # a yes with nothing waiting for one: said so (with what was done), not a menu
+            return Plan("chitchat", frames=tuple(stack), act=IDLE_YES)
     return _tasks(starts, fills, commands, view, stack, rules, new_id, threshold)
 
 
@@ -441,4 +447,4 @@ def next_frame(frames: Sequence[TaskFrame]) -> tuple[TaskFrame | None, list[Task
     return None, list(frames)
 
 
-__all__ = ["Active", "NewId", "Plan", "PlanKind", "TaskRules", "next_frame", "plan"]
+__all__ = ["IDLE_YES", "Active", "NewId", "Plan", "PlanKind", "TaskRules", "next_frame", "plan"]

@@ -103,10 +103,12 @@ class SlotReader:
             slots = {**reading, **slots}
         spec = self.catalog.task(intent)
         sensitive = set(spec.sensitive_slots) if spec is not None else set()
-        changed = {
+        optional = set(spec.optional_slots) if spec is not None and task is not None else set()
+        changed = {  # a value given anew, or one the task takes only when said (a reason)
             name: value
             for name, value in slots.items()
-            if name in known and (name in sensitive or known[name] != value)
+            if (name in known and (name in sensitive or known[name] != value))
+            or (name in optional and name not in known)
         }
         ambiguous = tuple(
             name

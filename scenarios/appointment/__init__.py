@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contract.scenario import Scenario, TaskSpec, load_examples
-from scenarios.appointment import understanding
+from scenarios.appointment import confirm, understanding
 from scenarios.appointment.agent import AGENT, make_appointment_node
 from scenarios.appointment.cancel import CANCEL_TOOLS, suggest_appointment
 from scenarios.appointment.seed import SEED
@@ -35,8 +35,9 @@ SCENARIO = Scenario(
     cards=(*APPOINTMENT_TOOLS, *CANCEL_TOOLS),
     grants={"customer": frozenset({"appointment:book", "appointment:cancel"})},
     extract=understanding.extract,
-    wording=WORDING,
+    wording={**WORDING, **confirm.WORDING},
     describe=DESCRIBE,
+    confirm=confirm.CONFIRM,
     agents={AGENT: make_appointment_node},
     seed=SEED,
 )

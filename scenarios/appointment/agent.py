@@ -7,11 +7,13 @@ the booking in place and is reported as such.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from nodes.actions import confirm_then_run
+from nodes.call_words import call_words
 from nodes.common import Node, context_of, protocol_message, tool_context
 from nodes.services import Services
 from nodes.tool import changes_said, reread
@@ -19,6 +21,7 @@ from nodes.wording import Voice
 from scenarios.appointment.tools import in_period, patient_name
 from scenarios.appointment.wording import department_label
 from state import AgentState, Context, StateUpdate, ToolResult
+from tools.executor.envelope import CallRequest
 from tools.executor.failures import classify
 from tools.executor.pipeline import Decision
 
@@ -44,9 +47,12 @@ def make_appointment_node(services: Services) -> Node:
         query = {"department": slots.get("department", "")}
         lookups = executor.execute_many(
             [
-                {"name": "list_departments", "parameters": query},
-                {"name": "list_doctors", "parameters": query},
-                {"name": "list_free_slots", "parameters": {**query, "day": slots.get("day")}},
+                _pinned(state, {"name": "list_departments", "parameters": query}),
+                _pinned(state, {"name": "list_doctors", "parameters": query}),
+                _pinned(
+                    state,
+                    {"name": "list_free_slots", "parameters": {**query, "day": slots.get("day")}},
+                ),
             ],
             ctx(),
         )
@@ -75,14 +81,7 @@ def make_appointment_node(services: Services) -> Node:
             [{"name": "book_appointment", "parameters": {**slot_ref, "patient_name": patient}}],
             ctx(),
             language=voice.language,
-            question=voice.say(
-                "confirm_appointment",
-                day=slots.get("day"),
-                time=chosen["slot_time"],
-                department=department_label(lookups[2]["data"]["department"], voice),
-                doctor=chosen["doctor"],
-                patient=patient,
-            ),
+            words=call_words(services.catalog, voice.language, ctx()),
             before_effects=hold,
             provides=("hold_appointment_slot",),
             preface=changes_said(state, voice, services),
@@ -113,6 +112,21 @@ def make_appointment_node(services: Services) -> Node:
         return _done(state, runtime, results)
 
     return appointment
+
+
+def _pinned(state: AgentState, call: CallRequest) -> CallRequest:
+    """A lookup pinned to this step (reads are otherwise never recorded).
+
+    When the node runs again on the user's yes, it sees what the question was built on, so
+    the yes to 15:00 is never applied to another slot found then; a new step (a correction)
+    looks afresh.
+    """
+    key = json.dumps(
+        [state.get("task_id", ""), state.get("step_count", 0), call["name"], call["parameters"]],
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return {**call, "idempotency_key": key}
 
 
 def _done(state: AgentState, runtime: Runtime[Context], results: list[ToolResult]) -> StateUpdate:

@@ -74,10 +74,6 @@ WORDING: Wording = {
         "zh": "就诊日期",
         "en": "day",
     },
-    "confirm_appointment": {
-        "zh": "为{patient}预约 {day} {time} {department}{doctor}的号，确认吗？回复“确认”或“取消”。",
-        "en": "Book {department} with {doctor} on {day} at {time} for {patient}? Reply yes or no.",
-    },
     "appointment_notice": {
         "zh": "您已预约 {slot_date} {slot_time} {department}{doctor}，预约号 {appointment_id}。",
         "en": "Your appointment: {department}, {doctor}, {slot_date} {slot_time} ({appointment_id}).",

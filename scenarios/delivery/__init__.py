@@ -6,12 +6,14 @@ background job); its cues and extractor live in ``jobs`` and are merged here.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from contract.scenario import Scenario, SlotResult, TaskSpec, load_examples
-from scenarios.delivery import jobs, understanding
+from scenarios.delivery import confirm, jobs, understanding
+from scenarios.delivery.reasons import refund_reason
 from scenarios.delivery.seed import SEED
 from scenarios.delivery.suggest import suggest_order
 from scenarios.delivery.tools import ORDER_TOOLS
@@ -19,10 +21,17 @@ from scenarios.delivery.wording import DESCRIBE, WORDING
 
 
 def extract(text: str, intent: str, *, today: date) -> SlotResult:
-    """Extract with the bulk notification's extractor for its intent, else the orders'."""
+    """Extract with the bulk notification's extractor for its intent, else the orders'.
+
+    A refund also takes the user's own reason, when the message gives one ("洒了").
+    """
     if intent == "NOTIFY_CUSTOMERS":
         return jobs.extract_notify(text, intent, today=today)
-    return understanding.extract(text, intent, today=today)
+    found = understanding.extract(text, intent, today=today)
+    reason = refund_reason(text) if intent == "REQUEST_REFUND" else None
+    if reason is None:
+        return found
+    return replace(found, slots={**found.slots, "reason": reason})
 
 
 def _order_task(intent: str, tool: str, **more: Any) -> TaskSpec:
@@ -41,7 +50,7 @@ SCENARIO = Scenario(
             "query_order_status",
             on_request=(("notify", "send_notification"),),
         ),
-        _order_task("REQUEST_REFUND", "request_refund"),
+        _order_task("REQUEST_REFUND", "request_refund", optional_slots=("reason",)),
         _order_task("URGE_DELIVERY", "urge_delivery"),
         _order_task("CANCEL_ORDER", "cancel_order"),
         TaskSpec(
@@ -66,7 +75,9 @@ SCENARIO = Scenario(
     beyond=understanding.BEYOND,
     bare=understanding.BARE,
     extract=extract,
-    wording={**WORDING, **jobs.WORDING},
+    wording={**WORDING, **jobs.WORDING, **confirm.WORDING},
     describe={**DESCRIBE, **jobs.DESCRIBE},
+    confirm=confirm.CONFIRM,
+    shown=confirm.SHOWN,
     seed=SEED,
 )

@@ -61,6 +61,10 @@ class OrderRef(BaseModel):
     order_id: OrderId
 
 
+DEFAULT_REFUND_REASON = "用户申请退款"
+"""The reason filed when the user gave none (the refund table needs one)."""
+
+
 class RefundRequest(BaseModel):
     """Arguments of a refund request."""
 
@@ -68,7 +72,7 @@ class RefundRequest(BaseModel):
 
     order_id: OrderId
     reason: str = Field(
-        default="用户申请退款",
+        default=DEFAULT_REFUND_REASON,
         min_length=1,
         max_length=200,
         description="The user's reason in their own words, if they gave one.",

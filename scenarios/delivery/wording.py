@@ -54,6 +54,12 @@ WORDING: Wording = {
     "status.shipped": {"zh": "已发货", "en": "shipped"},
     "status.pending_payment": {"zh": "待付款", "en": "awaiting payment"},
     "status.cancelled": {"zh": "已取消", "en": "cancelled"},
+    "refund_status.submitted": {"zh": "已提交，等待审核", "en": "submitted, awaiting approval"},
+    "refund_status.approved": {"zh": "已批准", "en": "approved"},
+    "refund_status.pending_review": {"zh": "人工审核中", "en": "under review by a person"},
+    "refund_status.rejected": {"zh": "未通过", "en": "declined"},
+    "refund_status.refunded": {"zh": "已退回", "en": "paid back"},
+    "refund_status.unknown": {"zh": "处理中", "en": "being processed"},
     "ask.order_id": {
         "zh": "好的，我来帮您{task}。请提供您的订单号（格式：OD-YYYYMMDD-XXX，或 9–12 位数字）。",
         "en": "Sure, I can help you {task}. Please give me your order number (OD-YYYYMMDD-XXX, or 9–12 digits).",
@@ -127,6 +133,12 @@ def status_label(status: str, speaker: Speaker) -> str:
 _STATUSES = {key.removeprefix("status.") for key in WORDING if key.startswith("status.")}
 
 
+def refund_status_label(status: str, speaker: Speaker) -> str:
+    """Name a refund's state for the user ("submitted" → "已提交，等待审核"), never the code."""
+    key = f"refund_status.{status}"
+    return speaker.say(key if key in WORDING else "refund_status.unknown")
+
+
 _REFUSALS = {
     "request_refund": "cannot_refund",
     "cancel_order": "cannot_cancel",
@@ -182,7 +194,7 @@ def _describe_success(tool: str, result: ToolResult, speaker: Speaker) -> str:
                 "refund_exists",
                 order_id=refund["order_id"],
                 refund_id=refund["refund_id"],
-                refund_status=refund["status"],
+                refund_status=refund_status_label(str(refund["status"]), speaker),
             )
         return speaker.say("refund_submitted", amount=amount, **refund)
     if tool == "cancel_order":

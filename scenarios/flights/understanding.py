@@ -12,12 +12,6 @@ from scenarios.notify import asks_for_notification
 from security.vault import id_card_problem, id_number, mask_id_card
 from state import SlotValues
 
-FLY_SUPPORT, ROUTE_SUPPORT, TICKET_SUPPORT = 1.0, 0.6, 1.0
-"""Flying to a city is a flight request ("明天飞广州", "fly to Beijing"); a bare route
-("from Shanghai to Chengdu", "从上海到北京") only supports one: it could be a train. A ticket
-booked to a city ("订张后天去广州的票") is one: flights are the only tickets sold here, and
-the confirmation names the flight."""
-
 _NAME_ZH = re.compile(
     r"(?:乘客|旅客|乘机人|名字是|名字叫|姓名[是:：]?|我叫)\s*(?:是|为|叫)?\s*"
     r"([\u4e00-\u9fff]{2,4}?)(?=[，,。.\s]|身份|的|$|\d)"
@@ -53,6 +47,11 @@ _NOT_IN_NAMES = re.compile(r"[票机航班车铁天号月日点周末吗呢吧�
 _ID_NUMBER = re.compile(r"(?<![0-9])(\d{17}[\dXx])(?![0-9])")
 
 
+_BOOK_NAMED = re.compile(
+    r"(?:订|买|要|\bbook\b|\btake\b)\s*[^，,。.!！?？]{0,6}?(?<![a-z0-9-])[a-z][a-z0-9]\d{3,4}(?![a-z0-9-])",
+    re.IGNORECASE,
+)
+"""Booking a flight by its number (in the normalized, lower-case message)."""
 _FLIGHT_NO = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9]\d{3,4}(?![A-Za-z0-9-])", re.IGNORECASE)
 """A flight number (CA1858, MU5101, 3U8881); codes with a dash (ACC-, OD-, AP-) are not."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contract.scenario import Scenario, TaskSpec, load_examples
-from scenarios.transfer import understanding
+from scenarios.transfer import confirm, understanding
 from scenarios.transfer.agent import AGENT, TRANSFER_TOOL, make_finance_node
 from scenarios.transfer.seed import SEED
 from scenarios.transfer.tools import BALANCE_TOOLS, FINANCE_TOOLS
@@ -34,8 +34,9 @@ SCENARIO = Scenario(
     grants={"customer": frozenset({"finance:transfer", "finance:refund", "finance:read"})},
     beyond=understanding.BEYOND,
     extract=understanding.extract,
-    wording=WORDING,
+    wording={**WORDING, **confirm.WORDING},
     describe=DESCRIBE,
+    confirm=confirm.CONFIRM,
     agents={AGENT: make_finance_node},
     shown={"amount_cents": lambda cents, language: say_amount(int(cents), language)},
     seed=SEED,

@@ -17,6 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from nodes.actions import confirm_then_run
+from nodes.call_words import call_words
 from nodes.common import Node, context_of, protocol_message, tool_context
 from nodes.services import Services
 from nodes.tool import changes_said, reread
@@ -136,6 +137,7 @@ def make_step(services: Services, tool: str) -> StepNode:
             language=state.get("language", "zh"),
             preface=state.get("preface"),
             answer=state.get("answer"),
+            words=call_words(services.catalog, state.get("language", "zh"), ctx),
         )
         if outcome.reread is not None:
             return {"reread": outcome.reread}

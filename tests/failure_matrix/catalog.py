@@ -50,6 +50,7 @@ class Route:
 
 EXTRA_ROUTES: dict[str, Route] = {
     "cancel_order": Route(("帮我取消订单 OD-20240618-001", {"resume": "确认"})),
+    "search_flights": Route(("6月20号上海到北京有哪些航班",)),
     "send_bulk_notification": Route(
         ("给所有配送中订单的客户发短信：餐品将延迟送达", {"resume": "确认"}), user="u_90001"
     ),
@@ -58,7 +59,8 @@ EXTRA_ROUTES: dict[str, Route] = {
         ("导出上个月的销售报表", "导出好了吗"), user="u_80001", today="2024-07-15"
     ),
 }
-"""Tools no evaluation case reaches (background jobs, and the order cancellation)."""
+"""Tools no evaluation case reaches (background jobs, the order cancellation, the flight
+search)."""
 
 
 def _route(case: Case) -> Route:

@@ -37,10 +37,10 @@ def _answer(row: Row, turn: Any, *, decline: bool) -> Any:
     if isinstance(turn, dict) and "resume" in turn:
         if not waiting:
             return None  # the flow did not ask (the failure came first)
-        names = {
-            request.get("name")
+        names = {  # the tools waiting (``actions``; a card's title is the task's name)
+            action.get("tool")
             for interrupt in state.interrupts
-            for request in (interrupt.value or {}).get("action_requests") or []
+            for action in (interrupt.value or {}).get("actions") or []
         }
         if decline and row.tool in names:
             return Command(resume="取消" if row.route.language == "zh" else "no")

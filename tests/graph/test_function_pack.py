@@ -145,7 +145,10 @@ def test_read_then_a_confirmed_write_runs_once_even_on_replay(app, shop, openai_
     # asks for what is missing, by its description, with its choices
     assert "why the customer cancels" in say(app, "Please cancel it")
     asked = say(app, "I no longer need it")
-    assert "no longer needed" in asked
+    # said from the card: the function's description, each argument by its ``Args:``
+    assert "Cancel a pending order" in asked and "no longer needed" in asked
+    assert "cancel_order" not in asked and "=" not in asked
+    assert "The order id: #A1" in asked  # each argument by its Args: description
     assert app.get_state(CONFIG).interrupts and shop.cancels == []  # nothing before the yes
     out = app.invoke(Command(resume="yes"), CONFIG, context=USER)
     assert out["tool_results"][-1]["status"] == "success"

@@ -180,7 +180,7 @@ def test_a_transfer_answered_slot_by_slot_with_a_bare_pin_keeps_no_pin(make_app,
     values = app.get_state(CONFIG).values
     assert values["slots"]["amount_cents"] == 20_000 and values["missing_slots"] == ["pin"]
     out = say(app, "123456")
-    assert "20000" in out["__interrupt__"][0].value["question"]
+    assert "200.00 元" in out["__interrupt__"][0].value["question"]
     assert TOKEN.fullmatch(app.get_state(CONFIG).values["slots"]["pin"])
     app.invoke(Command(resume="确认"), CONFIG, context=ALICE)
     assert balance(db, "ACC-1001") == before - 20_000

@@ -231,4 +231,13 @@ def test_a_default_the_model_filled_in_is_left_out_and_a_stated_reason_is_not_ke
     planner.push(content_call("request_refund", order_id="OD-20240618-002", reason="菜全洒了"))
     say(app, "OD-20240618-002 菜全洒了，我要退款", thread="d2")
     app.invoke(Command(resume="确认"), {"configurable": {"thread_id": "d2"}}, context=ALICE)
-    assert plans.plans() == []  # the user's own words are a value, never a template
+    # the user's own words are the task's ``reason`` slot now (issue 38): the plan takes them
+    # from the slot, never as a constant, so the next refund files its own reason
+    [plan] = plans.plans()
+    assert plan["steps"] == [
+        {
+            "name": "request_refund",
+            "arguments": {"order_id": "$slots.order_id", "reason": "$slots.reason"},
+        }
+    ]
+    assert "菜全洒了" not in str(plan)

@@ -88,7 +88,9 @@ def test_refund_with_confirmation_records_the_four_decision_points(traced):
     assert execution["request_id"] == call["request_id"]
     assert execution["calls"][0]["attempts"] == 1
     assert "refund_id" in execution["calls"][0]["shape"]
-    (answer,) = by_kind["answer"]
+    # the confirmation question is what the first turn said (it announces no tool call)
+    question, answer = by_kind["answer"]
+    assert question["node"] == "propose" and "退款" in question["text"]
     assert "退款" in answer["text"] and answer["node"] == "reply"
 
     # one session, one task, two turns (the question and the confirmation)

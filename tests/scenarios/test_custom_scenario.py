@@ -42,5 +42,5 @@ def test_a_subset_serves_only_what_it_was_given(db):
     app = build_graph(checkpointer=InMemorySaver(), scenarios=[DELIVERY, STORE],
                       database_factory=lambda: db)  # fmt: skip
     question = run(app, "今天天气怎么样")
-    assert "查询天气" not in question and "查询门店营业时间" in question
+    assert "查询天气" not in question and question.endswith("？")  # one question, no menu
     assert "配送中" in run(app, "OD-20240618-001 到哪了", "s4")

@@ -92,10 +92,14 @@ def test_a_call_costs_two_redis_round_trips(admission, ctx, monkeypatch, redis_s
     admission.client.ping()  # open the connection first: its handshake is not a call's cost
     monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
     executor.execute(STATUS, ctx)
-    assert len(sends) == 2  # admit (limit + cache + claim), settle (record + cache)
+    assert len(sends) == 2  # admit (limit + cache), settle (cache); a read claims no record
     sends.clear()
     executor.execute(STATUS, dict_task(ctx, "other"))  # served from the cache
-    assert len(sends) == 2
+    assert len(sends) == 1  # admit only: nothing to record for a read
+    sends.clear()
+    urge = {"name": "urge_delivery", "parameters": {"order_id": "OD-20240618-001"}}
+    executor.execute(urge, ctx)
+    assert len(sends) == 2  # a write: admit (limit + claim), settle (record)
 
 
 def test_default_executor_uses_redis_when_configured(redis_url, monkeypatch, data_dir, ctx):

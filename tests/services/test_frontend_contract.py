@@ -110,11 +110,12 @@ def test_the_confirmation_is_a_hitl_request_under_an_ai_message(alice, data_dir)
     for adapter in hitl_adapters():
         adapter.validate_python(value)
     assert agent_chat_ui_draws_buttons(value)
-    assert value["action_requests"][0]["name"] == "request_refund"
+    assert value["action_requests"][0]["name"] == "申请退款"  # the card's title: the task
+    assert value["actions"][0]["tool"] == "request_refund"
     assert set(value["review_configs"][0]["allowed_decisions"]) >= {"approve", "reject"}
     messages = alice.threads.get_state(thread_id)["values"]["messages"]
     assert messages[-1]["type"] == "ai"  # the front-end draws the interrupt under it
-    assert [c["name"] for c in messages[-1]["tool_calls"]] == ["request_refund"]
+    assert not messages[-1]["tool_calls"]  # no call announced: nothing to stand in for
     assert refunds(data_dir) == []  # asking did nothing
 
 
@@ -133,7 +134,7 @@ def test_edit_refunds_with_the_edited_arguments(alice, data_dir):
     thread_id, value = ask_for_refund(alice)
     action = value["action_requests"][0]
     assert "edit" in value["review_configs"][0]["allowed_decisions"]
-    edited = {"name": action["name"], "args": {**action["args"], "reason": "餐品洒漏"}}
+    edited = {"name": action["name"], "args": {**action["args"], "退款原因": "餐品洒漏"}}
     resume(alice, thread_id, {"resume": {"decisions": [{"type": "edit", "edited_action": edited}]}})
     assert refunds(data_dir, ORDER) == [(ORDER, "餐品洒漏")]
 
@@ -165,12 +166,57 @@ def test_typed_confirm_as_a_new_message_refunds_once(alice, data_dir):
     assert len(refunds(data_dir, ORDER)) == 1
 
 
+STAND_IN = "Successfully handled tool call."
+
+
+def stand_in_then(call_id: str, text: str) -> dict[str, Any]:
+    """What agent-chat-ui sends when the user types at a pending confirmation: a made-up
+    result for the pending call (``ensureToolCallsHaveResponses``), then the typed text."""
+    return {
+        "messages": [
+            {
+                "type": "tool",
+                "tool_call_id": call_id,
+                "id": "do-not-render-0b5c1c52-6b3e-4d1f-9a43-6f0c2f7e1a11",
+                "name": "request_refund",
+                "content": STAND_IN,
+            },
+            *typed(text)["messages"],
+        ]
+    }
+
+
+def stored_messages(client: SyncLangGraphClient, thread_id: str) -> list[dict[str, Any]]:
+    return list(client.threads.get_state(thread_id)["values"]["messages"])
+
+
+@pytest.mark.parametrize("text", ["确认", f"不对，是订单 {OTHER}"])
+def test_a_stand_in_tool_result_is_never_stored(alice, data_dir, text):
+    """The exact payload agent-chat-ui sends before a typed answer: the stand-in is dropped
+    at intake, the typed answer works as before, and the thread records no tool result the
+    executor did not give."""
+    thread_id, _ = ask_for_refund(alice)
+    out = alice.runs.wait(thread_id, "agent", input=stand_in_then("call_feedfacecafebeef_0", text))
+    stored = stored_messages(alice, thread_id)
+    assert not any(STAND_IN in str(m.get("content")) for m in stored)
+    assert not any(str(m.get("id", "")).startswith("do-not-render-") for m in stored)
+    called = {c["id"] for m in stored if m["type"] == "ai" for c in m.get("tool_calls") or []}
+    answered = [m["tool_call_id"] for m in stored if m["type"] == "tool"]
+    assert set(answered) <= called and len(answered) == len(set(answered))
+    if text == "确认":
+        assert len(refunds(data_dir, ORDER)) == 1 and "退款" in last_ai(out)
+    else:
+        assert refunds(data_dir) == []
+        (value,) = interrupts(alice, thread_id)
+        assert value["action_requests"][0]["args"]["订单号"] == OTHER
+
+
 def test_typed_correction_asks_again_about_the_corrected_order(alice, data_dir):
     thread_id, _ = ask_for_refund(alice)
     say(alice, thread_id, f"不对，是订单 {OTHER}")
     assert refunds(data_dir) == []  # a correction is not a yes
     values = interrupts(alice, thread_id)
-    assert values and values[0]["action_requests"][0]["args"]["order_id"] == OTHER
+    assert values and values[0]["action_requests"][0]["args"]["订单号"] == OTHER
     resume(alice, thread_id, {"resume": {"decisions": [{"type": "approve"}]}})
     assert [order for order, _ in refunds(data_dir)] == [OTHER]
 
@@ -192,7 +238,7 @@ def test_a_status_question_about_another_order_keeps_the_refund_as_it_was(alice,
     assert any("配送中" in t for t in texts)  # the new question, answered first
     assert refunds(data_dir) == []
     (again,) = interrupts(alice, thread_id)  # then the refund is asked again, unchanged:
-    assert again["action_requests"][0]["args"]["order_id"] == ORDER  # no corrected order id
+    assert again["action_requests"][0]["args"]["订单号"] == ORDER  # no corrected order id
 
 
 def test_mark_as_resolved_is_a_rejection(alice, data_dir):

@@ -85,8 +85,9 @@ async def pending_refund(client) -> str:
     assert state["next"] == ["tool"]
     interrupt_value = state["tasks"][0]["interrupts"][0]["value"]
     assert interrupt_value["type"] == "confirm_action"
-    assert interrupt_value["action_requests"][0]["name"] == "request_refund"
-    assert interrupt_value["review_configs"][0]["action_name"] == "request_refund"
+    assert interrupt_value["action_requests"][0]["name"] == "申请退款"  # the task, not the tool
+    assert interrupt_value["review_configs"][0]["action_name"] == "申请退款"
+    assert interrupt_value["actions"][0]["tool"] == "request_refund"
     assert "request_id" not in str(interrupt_value)
     return thread["thread_id"]
 

@@ -9,7 +9,11 @@ import pytest
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
+from contract.scenario import ScenarioSet
+from nodes.call_words import call_words
 from nodes.confirmation import confirmation_request, read_decision, read_decisions
+from scenarios import SCENARIOS
+from scenarios.transfer.tools import FINANCE_TOOLS
 from tests.helpers import default_registry
 from tools.executor.pipeline import ActionExecutor, Decision, PreparedCall
 from tools.registry.context import ToolContext
@@ -73,9 +77,19 @@ def agent_chat_ui_draws_buttons(value: Any) -> bool:
 
 
 @pytest.fixture
-def refund(db) -> PreparedCall:
+def ctx(db) -> ToolContext:
+    return ToolContext(user_id="u_10001", user_role="customer", resources=db)
+
+
+@pytest.fixture
+def words(ctx):
+    """How the shipped scenarios word a call, in Chinese."""
+    return call_words(ScenarioSet(SCENARIOS), "zh", ctx)
+
+
+@pytest.fixture
+def refund(ctx) -> PreparedCall:
     executor = ActionExecutor(default_registry())
-    ctx = ToolContext(user_id="u_10001", user_role="customer", resources=db)
     prepared = executor.prepare(
         {
             "name": "request_refund",
@@ -109,19 +123,19 @@ def manual_call(tool: str, arguments: dict[str, Any]) -> PreparedCall:
 VAULT_TOKEN = "pii:0123456789abcdef01234567"
 
 
-def test_request_validates_as_langchain_hitl_request(refund):
-    payload = confirmation_request([refund], "zh")
+def test_request_validates_as_langchain_hitl_request(refund, words):
+    payload = confirmation_request([refund], "zh", words=words)
     for adapter in hitl_adapters():
         adapter.validate_python(payload)
     assert agent_chat_ui_draws_buttons(payload)
     action = payload["action_requests"][0]
-    assert action["name"] == "request_refund"
-    assert action["args"]["order_id"] == "OD-20240618-002"
-    assert payload["review_configs"][0] == {
-        "action_name": "request_refund",
-        "allowed_decisions": ["approve", "edit", "reject"],
-        "args_schema": refund.card.parameters.model_json_schema(),
-    }
+    assert action["name"] == "申请退款"  # the card's title: the task, not the tool
+    assert action["args"]["订单号"] == "OD-20240618-002"
+    assert payload["review_configs"][0]["action_name"] == "申请退款"
+    assert payload["review_configs"][0]["allowed_decisions"] == ["approve", "edit", "reject"]
+    assert set(payload["review_configs"][0]["args_schema"]["properties"]) == {"订单号", "退款原因"}
+    assert payload["actions"][0]["tool"] == "request_refund"  # for programs, not people
+    assert payload["fields"][0][0] == {"label": "订单号", "argument": "order_id", "editable": True}
 
 
 def test_the_strict_replica_catches_a_wrong_shape(refund):
@@ -131,12 +145,35 @@ def test_the_strict_replica_catches_a_wrong_shape(refund):
         TypeAdapter(UpstreamHITLRequest).validate_python(broken)
 
 
-def test_request_keeps_a_question_and_masks_identifiers(refund):
-    payload = confirmation_request([refund], "zh")
-    assert "request_refund" in payload["question"] and "确认" in payload["question"]
+def test_request_keeps_a_question_and_masks_identifiers(refund, words):
+    payload = confirmation_request([refund], "zh", words=words)
+    assert "确认" in payload["question"]
     assert "13800138000" not in str(payload)
     assert refund.request_id not in str(payload), "request ids are internals"
     assert payload["action_requests"][0]["description"] in payload["question"]
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_what_a_person_reads_names_no_tool_argument_none_or_cents(refund, ctx, language):
+    payload = confirmation_request(
+        [refund], language, words=call_words(ScenarioSet(SCENARIOS), language, ctx)
+    )
+    read = [
+        payload["question"],
+        *(str(a) for a in payload["action_requests"]),
+        *(c["action_name"] for c in payload["review_configs"]),
+    ]
+    for text in read:
+        for internal in ("request_refund", "order_id", "=", "None", "cents", "36000", "3600 "):
+            assert internal not in text, (internal, text)
+    assert "36.00" in payload["question"] and "麻辣香锅" in payload["question"]
+
+
+def test_a_call_no_scenario_words_is_said_from_its_card(refund):
+    payload = confirmation_request([refund], "en")  # no words: the card alone
+    description = payload["action_requests"][0]["description"]
+    assert description.startswith("About to: File a refund request")
+    assert "request_refund" not in description and "=" not in description
 
 
 def test_no_edit_for_a_pin_or_a_vault_token():
@@ -154,8 +191,8 @@ def test_no_edit_for_a_pin_or_a_vault_token():
     ]
     assert all("args_schema" not in c for c in payload["review_configs"])
     assert "123456" not in str(payload)
-    assert payload["action_requests"][0]["args"]["pin"] == "******"
-    assert payload["action_requests"][1]["args"]["passenger_id"] == "110101********1237"
+    assert payload["actions"][0]["arguments"]["pin"] == "******"
+    assert payload["actions"][1]["arguments"]["passenger_id"] == "110101********1237"
     assert VAULT_TOKEN not in str(payload)
 
 
@@ -188,23 +225,57 @@ def test_a_count_mismatch_asks_again(answer):
     assert read_decisions(answer, 2) is None
 
 
-def test_edit_keeps_only_what_the_reviewer_changed(refund):
-    request = confirmation_request([refund], "zh")
-    shown = request["action_requests"][0]["args"]
-    edited = {**shown, "reason": "商品破损"}
+def test_edit_keeps_only_what_the_reviewer_changed(refund, words):
+    request = confirmation_request([refund], "zh", words=words)
+    action = request["action_requests"][0]
+    edited = {**action["args"], "退款原因": "商品破损"}
     answer = {
-        "decisions": [{"type": "edit", "edited_action": {"name": "request_refund", "args": edited}}]
+        "decisions": [{"type": "edit", "edited_action": {"name": action["name"], "args": edited}}]
     }
     assert read_decisions(answer, 1, request=request) == [Decision("edit", {"reason": "商品破损"})]
     # Without the request the edited arguments are taken as they are.
     assert read_decisions(answer, 1) == [Decision("edit", edited)]
 
 
-def test_an_edit_changing_nothing_is_an_approval(refund):
-    request = confirmation_request([refund], "zh")
-    same = request["action_requests"][0]["args"]
+def test_an_edit_of_a_value_shown_in_other_words_asks_again(ctx):
+    """An amount is shown in yuan ("80.00 元"): the card offers no edit, and an edit sent
+    anyway is not read (a correction is typed: "改成50")."""
+    card = next(c for c in FINANCE_TOOLS if c.name == "execute_transfer")
+    arguments = {
+        "account_id": "ACC-1001",
+        "to_account": "ACC-2001",
+        "amount_cents": 8000,
+        "risk_ticket": "RISK-0123456789",
+    }
+    transfer = PreparedCall(
+        card=card,
+        args=card.parameters.model_construct(**arguments),
+        arguments=arguments,
+        request_id="req_transfer",
+        fingerprint="f",
+    )
+    request = confirmation_request(
+        [transfer], "zh", words=call_words(ScenarioSet(SCENARIOS), "zh", ctx)
+    )
+    action = request["action_requests"][0]
+    assert request["review_configs"][0]["allowed_decisions"] == ["approve", "reject"]
+    assert action["args"]["转账金额"] == "80.00 元"
+    assert "RISK-0123456789" not in str(action) and "risk" not in str(action).lower()
+    assert action["description"] == "从您尾号 1001 的账户向尾号 2001 的账户转账 80.00 元。"
+    edited = {**action["args"], "转账金额": "8000"}
     answer = {
-        "decisions": [{"type": "edit", "edited_action": {"name": "request_refund", "args": same}}]
+        "decisions": [{"type": "edit", "edited_action": {"name": action["name"], "args": edited}}]
+    }
+    assert read_decisions(answer, 1, request=request) is None
+
+
+def test_an_edit_changing_nothing_is_an_approval(refund, words):
+    request = confirmation_request([refund], "zh", words=words)
+    action = request["action_requests"][0]
+    answer = {
+        "decisions": [
+            {"type": "edit", "edited_action": {"name": action["name"], "args": action["args"]}}
+        ]
     }
     assert read_decisions(answer, 1, request=request) == [Decision("approve")]
 

@@ -259,13 +259,14 @@ def test_idempotency_new_arguments_or_task_make_a_new_request(ctx):
 
 def test_idempotency_key_reused_with_other_arguments_is_refused(ctx):
     executor = make()
-    first = executor.execute({**STATUS, "idempotency_key": "k1"}, ctx)
+    urge = {"name": "urge_delivery", "parameters": {"order_id": "OD-20240618-001"}}
+    first = executor.execute({**urge, "idempotency_key": "k1"}, ctx)
     assert first["status"] == "success"
-    same = executor.execute({**STATUS, "idempotency_key": "k1"}, ctx)
+    same = executor.execute({**urge, "idempotency_key": "k1"}, ctx)
     assert same["duplicated"] is True
     other = executor.execute(
         {
-            "name": "query_order_status",
+            "name": "urge_delivery",
             "parameters": {"order_id": "202506001"},
             "idempotency_key": "k1",
         },
@@ -273,6 +274,27 @@ def test_idempotency_key_reused_with_other_arguments_is_refused(ctx):
     )
     assert other["status"] == "rejected"
     assert "reused with different arguments" in other["message"]
+
+
+def test_a_read_is_read_again_never_answered_from_a_record(ctx, tmp_path):
+    """Only writes are deduplicated: the same status asked twice (same task, same
+    arguments, even from a store that outlives the process) runs twice and is never
+    ``duplicated``."""
+    handler, calls = counting()
+    registry = registry_with("query_order_status", handler=handler, cache_ttl_s=None)
+    store = SQLiteIdempotencyStore(tmp_path / "idem.db")
+    first = make(registry, idempotency=store).execute(STATUS, ctx)
+    again = make(registry, idempotency=SQLiteIdempotencyStore(tmp_path / "idem.db")).execute(
+        STATUS, ctx
+    )
+    assert [r["status"] for r in (first, again)] == ["success"] * 2
+    assert not first["duplicated"] and not again["duplicated"] and len(calls) == 2
+    assert store.peek(first["request_id"]) is None  # nothing recorded for a read
+    # a caller that pins a read with its own key (a node run again on a resume) sees the
+    # answer its question was built on
+    keyed = make(registry, idempotency=store).execute({**STATUS, "idempotency_key": "k"}, ctx)
+    pinned = make(registry, idempotency=store).execute({**STATUS, "idempotency_key": "k"}, ctx)
+    assert not keyed["duplicated"] and pinned["duplicated"] and len(calls) == 3
 
 
 def test_idempotency_record_survives_the_process_in_sqlite(ctx, tmp_path):
@@ -287,16 +309,15 @@ def test_idempotency_record_survives_the_process_in_sqlite(ctx, tmp_path):
 
 def test_idempotency_boundary_retention(ctx, tmp_path, clock):
     store = SQLiteIdempotencyStore(tmp_path / "idem.db", retention_s=0.05, clock=clock)
-    handler, calls = counting()
-    executor = make(
-        registry_with("query_order_status", handler=handler, cache_ttl_s=None), idempotency=store
-    )
-    executor.execute(STATUS, ctx)
+    handler, calls = counting(handler=default_registry().get("urge_delivery").handler)
+    executor = make(registry_with("urge_delivery", handler=handler), idempotency=store)
+    urge = {"name": "urge_delivery", "parameters": {"order_id": "OD-20240618-001"}}
+    executor.execute(urge, ctx)
     clock.advance(0.05)  # boundary: still live at its last instant
-    assert executor.execute(STATUS, ctx)["duplicated"] is True
+    assert executor.execute(urge, ctx)["duplicated"] is True
     clock.advance(0.05)
-    assert executor.execute(STATUS, ctx)["duplicated"] is False
-    assert len(calls) == 2
+    again = executor.execute(urge, ctx)  # the record expired; the ledger still knows
+    assert again["duplicated"] is True and len(calls) == 2
     assert store.purge_expired() == 0
 
 

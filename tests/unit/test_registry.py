@@ -89,6 +89,7 @@ def test_model_view_is_openai_format_without_engineering_fields():
         "query_sales_report",
         "book_flight_ticket",
         "notify_booking",
+        "search_flights",
         "list_departments",
         "list_doctors",
         "list_free_slots",

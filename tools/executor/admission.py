@@ -60,10 +60,13 @@ class Admission(Protocol):
         user_id: str,
         tool: str,
         cache_key: str | None,
-        request_id: str,
+        request_id: str | None,
         fingerprint: str,
     ) -> Admitted:
-        """Check the rate limit and the cache, and claim the request id."""
+        """Check the rate limit and the cache, and claim the request id.
+
+        ``request_id`` ``None``: a read, which claims nothing (only writes are deduplicated).
+        """
         ...
 
     def await_claim(self, request_id: str, fingerprint: str, *, timeout_s: float) -> Claim:
@@ -73,14 +76,17 @@ class Admission(Protocol):
     def settle(
         self,
         *,
-        request_id: str,
+        request_id: str | None,
         fingerprint: str,
         outcome: Outcome,
         result: ToolResult,
         cache_key: str | None,
         cache_ttl_s: float | None,
     ) -> None:
-        """Record the outcome; cache a successful result when asked to."""
+        """Record the outcome; cache a successful result when asked to.
+
+        ``request_id`` ``None``: a read, of which no record is kept.
+        """
         ...
 
 
@@ -126,20 +132,20 @@ class LocalAdmission:
         user_id: str,
         tool: str,
         cache_key: str | None,
-        request_id: str,
+        request_id: str | None,
         fingerprint: str,
     ) -> Admitted:
         """Ask each store in turn."""
         if not self.rate_limiter.hit(rate_rule, user_id, tool):
             return Admitted(allowed=False, cached=None, claim=None)
         cached = self.cache.get(cache_key) if cache_key else None
-        claim = self.idempotency.claim(request_id, fingerprint)
+        claim = self.idempotency.claim(request_id, fingerprint) if request_id else None
         return Admitted(allowed=True, cached=cached, claim=claim)
 
     def settle(
         self,
         *,
-        request_id: str,
+        request_id: str | None,
         fingerprint: str,
         outcome: Outcome,
         result: ToolResult,
@@ -147,7 +153,9 @@ class LocalAdmission:
         cache_ttl_s: float | None,
     ) -> None:
         """Tell each store."""
-        if outcome in ("succeeded", "failed"):
+        if request_id is None:
+            pass  # a read: nothing was claimed
+        elif outcome in ("succeeded", "failed"):
             self.idempotency.complete(request_id, outcome, result)
         elif outcome == "release":
             self.idempotency.release(request_id)
@@ -234,10 +242,10 @@ class RedisAdmission:
         user_id: str,
         tool: str,
         cache_key: str | None,
-        request_id: str,
+        request_id: str | None,
         fingerprint: str,
     ) -> Admitted:
-        """Rate limit, cache read and claim in one pipelined round trip."""
+        """Rate limit, cache read and claim in one pipelined round trip (a read: no claim)."""
         pipe = self.client.pipeline(transaction=False)
         limit = None
         if rate_rule:
@@ -251,19 +259,24 @@ class RedisAdmission:
             pipe.pexpire(key, int(window_ms))
         if cache_key:
             pipe.get(self._cache(cache_key))
-        pending = json.dumps({"fingerprint": fingerprint, "state": "pending", "result": None})
-        pipe.set(self._idem(request_id), pending, nx=True, px=self.retention_ms, get=True)
+        if request_id is not None:
+            pending = json.dumps({"fingerprint": fingerprint, "state": "pending", "result": None})
+            pipe.set(self._idem(request_id), pending, nx=True, px=self.retention_ms, get=True)
+        if limit is None and not cache_key and request_id is None:
+            return Admitted(allowed=True, cached=None, claim=None)  # a plain read: no trip
         replies = pipe.execute()
         offset = 4 if limit is not None else 0
         cached_raw = replies[offset] if cache_key else None
-        old = replies[-1]
-        claim = (
-            Claim(acquired=True, record=None)
-            if old is None
-            else Claim(acquired=False, record=_decode(request_id, old))
-        )
+        claim: Claim | None = None
+        if request_id is not None:
+            old = replies[-1]
+            claim = (
+                Claim(acquired=True, record=None)
+                if old is None
+                else Claim(acquired=False, record=_decode(request_id, old))
+            )
         if limit is not None and replies[2] > limit.amount:
-            if claim.acquired:
+            if claim is not None and claim.acquired and request_id is not None:
                 self.client.delete(self._idem(request_id))
             return Admitted(allowed=False, cached=None, claim=None)
         cached = json.loads(cached_raw) if cached_raw else None
@@ -272,7 +285,7 @@ class RedisAdmission:
     def settle(
         self,
         *,
-        request_id: str,
+        request_id: str | None,
         fingerprint: str,
         outcome: Outcome,
         result: ToolResult,
@@ -282,8 +295,13 @@ class RedisAdmission:
         """Record the outcome (and cache a success) in one pipelined round trip."""
         if outcome == "keep":
             return
+        cached = outcome == "succeeded" and bool(cache_key) and bool(cache_ttl_s)
+        if request_id is None and not cached:
+            return  # a read: nothing claimed, nothing to cache
         pipe = self.client.pipeline(transaction=False)
-        if outcome == "release":
+        if request_id is None:
+            pass
+        elif outcome == "release":
             pipe.delete(self._idem(request_id))
         else:
             body = {"fingerprint": fingerprint, "state": outcome, "result": result}

@@ -47,7 +47,9 @@ class CallRequest(TypedDict, total=False):
     id: str
     """The model's tool-call id, for correlation only."""
     idempotency_key: str
-    """A caller's own key for the request, scoped to the user."""
+    """A caller's own key for the request, scoped to the user. A read is recorded only under
+    such a key: a caller that must see the same answer when its node runs again on a resume
+    (what a confirmation was built on) pins it so; any other read is read afresh."""
 
 
 class ToolResult(TypedDict, total=False):

@@ -8,7 +8,8 @@ Every call goes through the same pipeline, in this order:
 4. authorize    role → permission, then resource owner → ``Context.user_id``
 5. confirm      high-risk tools need an explicit decision (the graph asks with interrupt())
 6. idempotency  a request id derived from thread, task, tool and arguments; a second run
-                returns the stored result with ``duplicated: true``
+                of a write returns the stored result with ``duplicated: true`` (a read is
+                read again, unless its caller pinned it with its own key)
 7. limits       task guards, per-user rate limit, per-tool circuit breaker (checked
                 before every attempt, so an open circuit spares the backend)
 8. cache        idempotent read tools with ``cache_ttl_s``
@@ -165,7 +166,6 @@ class ActionExecutor(CallPreparation):
         """Run independent calls concurrently on the event loop."""
         return list(await asyncio.gather(*(self.aexecute(call, ctx) for call in calls)))
 
-
     def run(
         self,
         prepared: PreparedCall,
@@ -225,7 +225,9 @@ class ActionExecutor(CallPreparation):
             user_id=ctx.user_id,
             tool=card.name,
             cache_key=cache_key,
-            request_id=request_id,
+            # only a write is deduplicated: a read asked again is read again, never answered
+            # from the record of an earlier run ("already submitted" is no answer to a status)
+            request_id=request_id if prepared.recorded else None,
             fingerprint=prepared.fingerprint,
         )
         if not admitted.allowed:
@@ -451,9 +453,7 @@ class ActionExecutor(CallPreparation):
             request_id=prepared.request_id,
         )
 
-    def _settle(
-        self, prepared: PreparedCall, result: ToolResult, cache_key: str | None
-    ) -> None:
+    def _settle(self, prepared: PreparedCall, result: ToolResult, cache_key: str | None) -> None:
         """Record the outcome: final ones are kept; a call that did not happen is released."""
         status = result["status"]
         outcome: Outcome
@@ -466,14 +466,13 @@ class ActionExecutor(CallPreparation):
         else:
             outcome = "release"
         self.admission.settle(
-            request_id=prepared.request_id,
+            request_id=prepared.request_id if prepared.recorded else None,
             fingerprint=prepared.fingerprint,
             outcome=outcome,
             result=result,
             cache_key=cache_key,
             cache_ttl_s=prepared.card.cache_ttl_s,
         )
-
 
     # ---- helpers ----------------------------------------------------------------------
 

@@ -80,6 +80,13 @@ class PreparedCall:
     """The model's tool-call id, for correlation only; never used for idempotency."""
     flags: tuple[str, ...] = ()
     """Notes such as repairs made to the arguments."""
+    keyed: bool = False
+    """The caller gave its own idempotency key."""
+
+    @property
+    def recorded(self) -> bool:
+        """Whether the call is deduplicated: a write, or a read its caller pinned with a key."""
+        return self.card.writes or self.keyed
 
     @property
     def needs_confirmation(self) -> bool:
@@ -253,6 +260,7 @@ class CallPreparation:
             fingerprint=fingerprint,
             call_id=call.get("id"),
             flags=tuple(f"repaired:{r}" for r in repairs),
+            keyed=bool(key),
         )
         if prepared.needs_confirmation:
             # A replayed high-risk call is answered from its record, without asking again.
