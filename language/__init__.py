@@ -61,6 +61,13 @@ class Lexicon:
     """Words for a day counted from today, with the count."""
     date_marks: Mapping[str, str] = field(default_factory=dict)
     """``year``, ``month``, ``day`` → the characters that follow each in a written date."""
+    greetings: tuple[str, ...] = ()
+    """Words that open a message with a greeting ("hi", "你好")."""
+    value_intros: tuple[str, ...] = ()
+    """Words that introduce a value said on its own ("this is", "我是"); "…" stands for a
+    few words ("my … is": "my phone number is"), a trailing ":" for a colon."""
+    value_trails: tuple[str, ...] = ()
+    """Words that may close a message of one value ("please", "谢谢", "呢")."""
 
 
 @cache

@@ -24,6 +24,9 @@ from datetime import date
 from typing import Any
 
 from contract.scenario import Offer, SlotResult, Speaker
+from contract.text_match import normalize
+from language import alternation, every
+from packs.docs import has_cjk
 from packs.values import Reader, ToolValues, codes_in, dates_in
 from state import SlotValues, ToolResult
 from tools.executor.envelope import CallRequest
@@ -31,12 +34,30 @@ from tools.registry.cards import ToolCard
 from understanding.lexical import clauses
 from understanding.view import DialogueView
 
-_LEAD_IN = (
-    r"(?:(?:hi|hello|hey|你好|您好)[,，!！. ]*)?"
-    r"(?:(?:this is|its|it is|im|i am|here is|my [a-z ]{1,24}? is)\s*"
-    r"|我是|我的?[\u4e00-\u9fff]{0,5}?(?:是|:|：)\s*|[\u4e00-\u9fff]{0,4}(?:号|码)(?:是|:|：)?\s*)?"
-)
-_TRAIL = r"\s*(?:呢|吗|please|thanks|thank you|谢谢)?\s*[.。!！?？]*"
+_FEW_WORDS = r"[a-z ]{1,24}?"
+"""What "…" stands for in a Latin value intro ("my … is")."""
+_FEW_CHARACTERS = r"[\u4e00-\u9fff]{0,5}?"
+"""What "…" stands for in a Chinese one ("我…是")."""
+
+
+def _intro(phrase: str) -> str:
+    """One lexicon intro as a pattern: "…" is a few words, ":" a colon of either width."""
+    few = _FEW_CHARACTERS if has_cjk(phrase) else _FEW_WORDS
+    parts = [re.escape(normalize(part)).replace(":", "[:：]") for part in phrase.split("…")]
+    return few.join(parts)
+
+
+def _lead_in() -> str:
+    """What may open a message of one value: a greeting, then words that introduce it."""
+    intros = sorted(every("value_intros"), key=len, reverse=True)
+    greeting = alternation(every("greetings"), whole=True)
+    introduced = "|".join(_intro(phrase) for phrase in intros) or r"(?!x)x"
+    return rf"(?:(?:{greeting})[,，!！. ]*)?(?:(?:{introduced})\s*[:：]?\s*)?"
+
+
+def _trail() -> str:
+    """What may close it: a courtesy or a particle (the lexicon's), then punctuation."""
+    return rf"\s*(?:{alternation(every('value_trails'), whole=True)})?\s*[.。!！?？]*"
 
 
 class PackValues:
@@ -163,7 +184,7 @@ def bare_patterns(cards: Sequence[ToolCard]) -> dict[str, re.Pattern[str]]:
     out: dict[str, re.Pattern[str]] = {}
     for pattern, owners in by_shape.items():
         if len(owners) == 1:
-            out[owners[0][0]] = re.compile(rf"{_LEAD_IN}(?:{pattern}){_TRAIL}", re.I)
+            out[owners[0][0]] = re.compile(rf"{_lead_in()}(?:{pattern}){_trail()}", re.I)
     return out
 
 

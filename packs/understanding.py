@@ -12,10 +12,13 @@ A pack has no cue tables. What reads its messages, in order:
    said), and a value that breaks its parameter's constraints is ``invalid`` (asked again,
    with why, before anything is put to the user);
 3. with a model configured, one structured call (``understanding.model_base``) when the
-   rules are unsure, or a started task needs a free-form value they cannot read. Its prompt
-   is a fixed part (instructions, the **policy**, the tools with their example requests)
-   that a server's prompt cache keeps, and the situation (today, the latest turns, what
-   waits, the message), held within ``budget_tokens``.
+   rules are unsure, or what they decided leaves out a value words may say that no type
+   read (a cancel reason, a choice or a date said in other words): a started task missing
+   one, or a "never mind" while the waiting task asks for one. When the model then cannot
+   tell, the rules' reading holds. Its prompt (``packs.prompt``) is a fixed part
+   (instructions, the **policy**, the tools with their example requests) that a server's
+   prompt cache keeps, and the situation (today, the latest turns, what waits, the
+   message), held within ``budget_tokens``.
 
 What the model says is checked: a tool must be the pack's, a parameter that tool's; a value
 must be **grounded** — in the message, in the conversation shown, among the choices the
@@ -27,14 +30,14 @@ model was unavailable, never that they were unclear.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date
 from typing import Any
 
 from contract.scenario import Examples
-from packs.grounding import grounded, param_hint
+from packs.grounding import grounded
+from packs.prompt import BUDGET_TOKENS, MAX_COMMANDS, NO_TOOL, fixed_prompt, schema, situation
 from packs.reading import PackValues
 from tools.registry.cards import ToolCard
 from understanding.commands import (
@@ -53,7 +56,6 @@ from understanding.model_base import (
     Method,
     ModelFailure,
     StructuredCommands,
-    commands_schema,
     fallback,
     grounded_in,
     value_pairs,
@@ -61,40 +63,11 @@ from understanding.model_base import (
 from understanding.reader import RuleCommandGenerator
 from understanding.view import DialogueView, TaskView
 
-KINDS = ("start", "set", "correct", "cancel", "confirm", "reject", "handoff", "cannot_tell")
-NO_TOOL = "none"
-MAX_COMMANDS = 3
-BUDGET_TOKENS = 3500
-"""The prompt's ceiling (fixed part and situation), in estimated tokens."""
-CHARS_PER_TOKEN = 3.0
-"""A cautious estimate: ids and JSON tokenize densely (a digit is often a token)."""
-TURN_CHARS = 1600
-"""Longest single turn shown; a longer one keeps its start."""
-SITUATION_MIN_TOKENS = 900
-"""What the situation always keeps room for; the policy is cut to leave it."""
-EXAMPLES_SHOWN = 2
-"""Example requests shown per tool and language in the prompt."""
 START_CONFIDENCE = 0.9
 NAMED_CONFIDENCE = 0.85
 """A task named by a value only it takes."""
 UNSURE_CONFIDENCE = 0.5
 """The same before the model has had its say: below the threshold, so it is asked."""
-
-INSTRUCTIONS = (
-    "You are the understanding step of a customer-service agent. Read the customer's latest "
-    "message in the light of the conversation and say, as JSON commands, which tool call it "
-    "asks for. You never write to the customer: the agent asks for missing values itself, "
-    "and asks for a yes before any change.\n"
-    "Kinds: start = call a tool now (give every argument the conversation already shows); "
-    "set = gives what the waiting call asks for; correct = changes a value of the waiting or "
-    "pending call; cancel = drops the waiting call; reject = says no to the pending call; "
-    "handoff = wants a human agent, or the policy says to transfer; cannot_tell = no tool fits.\n"
-    "Pick the tool that does what the customer asks: to book, freeze, cancel or change "
-    "something, start that write (the agent looks up what it needs); a lookup only when the "
-    "customer asks to see something. Follow the policy. Copy values exactly as written in "
-    "the conversation or a result; never invent one; leave out what is not known yet. "
-    "Dates as YYYY-MM-DD. A list value is a JSON list."
-)
 
 
 class PackCommandGenerator:
@@ -120,9 +93,9 @@ class PackCommandGenerator:
         self.gives = dict(gives or {})
         """Read → the fields of its result (what it can look up for another task)."""
         self.budget_tokens = budget_tokens
-        self.system_prompt = self._prompt(policy)
+        self.system_prompt = fixed_prompt(self.cards, self.examples, policy, budget_tokens)
         self.model = (
-            StructuredCommands(llm, self._schema(), method=method) if llm is not None else None
+            StructuredCommands(llm, schema(self.cards), method=method) if llm is not None else None
         )
 
     @property
@@ -147,11 +120,15 @@ class PackCommandGenerator:
         )
         if self._settled(unsure, view, text):
             return unsure
+        decided = self._decided(unsure, view)
         try:
             parsed, raw = self.model.ask(self.system_prompt, self.situation(view, text))
         except ModelFailure as failure:
             return fallback(rules, str(failure))
         commands, refused = self._checked(parsed, text, view)
+        if decided and commands and all(isinstance(c, CannotTell) for c in commands):
+            # asked only for the words of a value, the model found none: the rules' reading
+            return replace(rules, model_calls=1, prompt_tokens=self.model.tokens(raw))
         commands = self.completed(commands, text, view)
         if not commands:
             return fallback(rules, "invalid output: no usable command")
@@ -170,12 +147,20 @@ class PackCommandGenerator:
         return replace(again, commands=tuple(self.completed(again.commands, text, view)))
 
     def _settled(self, rules: Reading, view: DialogueView, text: str) -> bool:
-        """The rules decide alone: a yes or no, a correction, an act, an answer, a sure task."""
+        """The rules decide alone: a yes or no, a correction, an act, an answer, a sure task.
+
+        Not when what they decide leaves out words the message may hold: a sure task that
+        misses a value no type reads (``_needs_words``: a reason, a date said in words), or
+        a "never mind" while the waiting task asks for such a value ("I no longer need it"
+        may be the reason it asked for). The model reads those words (``_decided``).
+        """
         kinds = {c.kind for c in rules.commands}
         if view.pending is not None and kinds & {"confirm", "reject", "correct"}:
             return True
-        if kinds & {"handoff", "cancel"} or kinds == {"chitchat"}:
+        if "handoff" in kinds or kinds == {"chitchat"}:
             return True
+        if "cancel" in kinds:
+            return not self._asks_words(view.waiting)
         if view.waiting is not None and plain_answer(text) is not None:
             return True  # "好的" to a question: it gives nothing; the question is asked again
         if "cannot_tell" in kinds or not kinds:
@@ -193,16 +178,47 @@ class PackCommandGenerator:
                     return False
         return True
 
+    def _decided(self, rules: Reading, view: DialogueView) -> bool:
+        """The rules know what the message asks; only a value in words may be left to read.
+
+        The model is then asked for those words; if it cannot tell, the rules' reading holds.
+        """
+        kinds = {c.kind for c in rules.commands}
+        if "cancel" in kinds:
+            return True
+        starts = rules.of_kind("start")
+        return (
+            bool(starts)
+            and len(starts) == len(rules.commands)
+            and all(isinstance(c, Start) and c.confidence >= self.threshold for c in starts)
+        )
+
     def _needs_words(self, start: Start) -> bool:
-        """A started task misses a value no type reads (a name, a reason): the model's."""
+        """A started task misses a value words may say that no type reads in this message.
+
+        A free text (a name, a note), a choice said in other words ("I ordered it by
+        mistake"), a date or a number said in words ("the day after my birthday"): only a
+        code-shaped value is never the model's to find (it is carried or looked up).
+        """
         card = self.cards.get(start.intent)
         if card is None:
             return False
-        readers = self.values.readers(start.intent)
-        return any(
-            info.is_required() and name not in start.slots and readers[name].kind == "free"
-            for name, info in card.parameters.model_fields.items()
-        )
+        return bool(self._words_missing(start.intent, {*start.slots, *start.invalid}))
+
+    def _asks_words(self, task: TaskView | None) -> bool:
+        """The waiting task asks for a value words may say (see ``_needs_words``)."""
+        if task is None or task.intent not in self.cards:
+            return False
+        return bool(self._words_missing(task.intent, set(task.slots)) & set(task.missing))
+
+    def _words_missing(self, intent: str, have: set[str]) -> set[str]:
+        """The required parameters of ``intent`` not in ``have`` that are no code."""
+        readers = self.values.readers(intent)
+        return {
+            name
+            for name in self.values.required.get(intent, ())
+            if name not in have and name in readers and readers[name].kind != "shape"
+        }
 
     # ---- what the pack adds to any reading --------------------------------------------------
     def completed(
@@ -214,6 +230,9 @@ class PackCommandGenerator:
           starts when nothing asks for it yet; a read so named ("What's on June 21": the one
           tool that takes a date) when its clause is no other task's. Beside a write so
           named, a start with no value from the message (a guess) is dropped.
+        - A start the rules guessed (a follow-up of the last request, or unsure) that the
+          message does not complete yields to the tool its values name: "B-0001 在哪" after
+          a rental is the bike's lookup, not the rental again with the hours of before.
         - A read started to find what another started task misses (the member of "我是
           138…，帮我约 C-0621-HIIT") is dropped: the task looks it up itself
           (``TaskSpec.suggest``) and goes on; so is a read with no value from the message
@@ -224,9 +243,11 @@ class PackCommandGenerator:
         today = self.today()
         typed = [self._typed(c, text, view, today) for c in commands]
         named = self.values.named(text, today=today)
-        targeted = {getattr(c, "intent", None) for c in typed}
+        guessed = {id(c) for c in typed if self._guessed(c, text, today)}
+        kept = [c for c in typed if id(c) not in guessed]
+        targeted = {getattr(c, "intent", None) for c in kept}
         targeted |= {task.intent for task in (view.waiting, view.pending) if task is not None}
-        tasks = [c for c in typed if isinstance(c, Start | SetSlot | CorrectSlot)]
+        tasks = [c for c in kept if isinstance(c, Start | SetSlot | CorrectSlot)]
         added: list[str] = []
         for name, (_, clause) in named.items():
             if name in targeted:
@@ -239,6 +260,8 @@ class PackCommandGenerator:
         for command in typed:
             if isinstance(command, CannotTell) and added:
                 continue  # the value names the task
+            if id(command) in guessed and added:
+                continue  # a guess from before ("B-0001 在哪" after a rental): the value's tool
             if isinstance(command, Start) and writes and not self._grounded_start(command, text):
                 continue  # a guess beside the write the message names by its value
             out.append(command)
@@ -276,6 +299,20 @@ class PackCommandGenerator:
                     break
         return [c for c in commands if id(c) not in dropped]
 
+    def _guessed(self, command: Command, text: str, today: date) -> bool:
+        """A start the rules guessed, whose required values the message does not all give.
+
+        A follow-up of the last request (its other values are the request's of before) or a
+        start below the threshold: the tool a value of the message names goes first.
+        """
+        if not isinstance(command, Start) or command.intent not in self.cards:
+            return False
+        if not command.follows_up and command.confidence >= self.threshold:
+            return False
+        said = self.values.extract(text, command.intent, today=today)
+        given = {*said.slots, *said.invalid, *said.several}
+        return not set(self.values.required[command.intent]) <= given
+
     def _grounded_start(self, start: Start, text: str) -> bool:
         """The start has a value from this message (else it may be a model's guess)."""
         if start.invalid:
@@ -302,10 +339,16 @@ class PackCommandGenerator:
                 slots[name] = checked
             else:
                 invalid[name] = f"{value}: {why}"
+        # what the message says, read by type, wins over a value it does not say (one carried
+        # from the request before, or a model's from the conversation)
+        said = {name for name, value in slots.items() if grounded_in(str(value), text)}
         for name, value in found.slots.items():
-            slots.setdefault(name, value)
+            if name not in said:
+                slots[name] = value
+                invalid.pop(name, None)
         for name, why in found.invalid.items():
-            if name not in slots:
+            if name not in said and name not in found.slots:
+                slots.pop(name, None)
                 invalid.setdefault(name, why)
         if isinstance(command, Start):
             known = {**slots, **invalid}
@@ -313,66 +356,15 @@ class PackCommandGenerator:
         slots = {k: v for k, v in slots.items() if k not in invalid}
         return replace(command, slots=slots, invalid=invalid)
 
-    # ---- the prompt ------------------------------------------------------------------------
-    def _prompt(self, policy: str) -> str:
-        tools = ["Tools (a write is done only after the customer's yes):"]
-        for card in self.cards.values():
-            params = ", ".join(
-                param_hint(name, info.annotation, info.is_required())
-                for name, info in card.parameters.model_fields.items()
-            )
-            mark = " [write]" if card.writes else ""
-            tools.append(f"- {card.name}({params}){mark}: {_first_sentence(card.description)}")
-            said = [
-                example
-                for language in ("en", "zh")
-                for example in self.examples.get(card.name, {}).get(language, ())[
-                    1 : 1 + EXAMPLES_SHOWN
-                ]
-            ]
-            if said:
-                tools.append("  e.g. " + " | ".join(f'"{s}"' for s in said))
-        fixed = f"{INSTRUCTIONS}\n" + "\n".join(tools)
-        room = int((self.budget_tokens - SITUATION_MIN_TOKENS) * CHARS_PER_TOKEN) - len(fixed)
-        return f"{INSTRUCTIONS}\nPolicy:\n{_cut(policy.strip(), room)}\n" + "\n".join(tools)
-
+    # ---- the prompt (``packs.prompt``) ------------------------------------------------------
     def situation(self, view: DialogueView, text: str) -> str:
         """The dynamic part of the prompt, held within what the fixed part leaves."""
-        today = self.today()
-        tail: list[str] = []
-        if view.pending is not None:
-            tail.append(f"Waiting for a yes or no: {view.pending.intent}({_shown(view.pending)})")
-        if view.waiting is not None:
-            tail.append(
-                f"Waiting call: {view.waiting.intent} needs {', '.join(view.waiting.missing)}; "
-                f"has {_shown(view.waiting) or 'nothing'}"
-            )
-        tail.append(f"Message: {text[:TURN_CHARS]}")
-        head = [f"Today: {today.isoformat()} ({today.strftime('%A')})"]
-        room = int(self.budget_tokens * CHARS_PER_TOKEN) - len(self.system_prompt)
-        room -= sum(len(line) + 1 for line in [*head, *tail])
-        turns: list[str] = []
-        for who, said in reversed(view.recent):
-            line = f"{who}: {' '.join(said.split())[:TURN_CHARS]}"
-            if len(line) + 1 > room:
-                break
-            turns.append(line)
-            room -= len(line) + 1
-        if turns:
-            head += ["Conversation (latest last):", *reversed(turns)]
-        return "\n".join([*head, *tail])
-
-    def _schema(self) -> dict[str, Any]:
-        names = sorted({n for card in self.cards.values() for n in card.parameters.model_fields})
-        return commands_schema(
-            kinds=KINDS,
-            target="tool",
-            targets=[*self.cards, NO_TOOL],
-            values="arguments",
-            names=names or [NO_TOOL],
-            max_commands=MAX_COMMANDS,
-            max_values=8,
-            description="What the customer's message asks the agent to do.",
+        return situation(
+            view,
+            text,
+            today=self.today(),
+            system_prompt=self.system_prompt,
+            budget_tokens=self.budget_tokens,
         )
 
     # ---- checking what came back ---------------------------------------------------------------
@@ -441,24 +433,6 @@ def _target(view: DialogueView, kind: str) -> TaskView | None:
 def _on_stack(view: DialogueView, name: str) -> bool:
     """A call of ``name`` waits for a value or a yes (what a set or correct can change)."""
     return any(task is not None and task.intent == name for task in (view.pending, view.waiting))
-
-
-def _shown(task: TaskView) -> str:
-    return ", ".join(f"{k}={v}" for k, v in task.slots.items())
-
-
-def _first_sentence(text: str) -> str:
-    match = re.match(r"(.+?[.!?])(?:\s|$)", " ".join(text.split()))
-    return match.group(1) if match else text
-
-
-def _cut(policy: str, room: int) -> str:
-    """The policy, cut at a paragraph to ``room`` characters when it is longer."""
-    if len(policy) <= room:
-        return policy
-    kept = policy[: max(room, 0)]
-    end = kept.rfind("\n\n")
-    return (kept[:end] if end > 0 else kept) + "\n(policy cut here for length)"
 
 
 def pack_reader(

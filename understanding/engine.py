@@ -167,6 +167,9 @@ def _at_pending(
         for command in corrections:
             slots.update(command.slots)
             invalid.update(command.invalid)
+        for name in invalid:  # the new value cannot be used: the one held goes, it is asked
+            if name not in slots and name in pending.slots:
+                slots[name] = None
         changed = tuple(
             SlotChange(slot=name, value=value)
             for name, value in slots.items()

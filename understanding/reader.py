@@ -73,6 +73,10 @@ PLACED_FLOOR = 0.3
 """A clause this likely to be a request, left without a command, is unplaced."""
 VALUED_FLOOR = 0.3
 """How likely the nearest task must be for its values to decide an unsure reading."""
+NEVER_MIND_YIELDS = 0.05
+"""How likely a task must be for a "never mind" or a "no" with nothing waiting to be read as
+a request ("please cancel it" after a lookup, where a cancel task exists): the tasks read it,
+or say they cannot tell and ask. A plain "never mind" gives every task about nothing."""
 SECRET_SHOWN = "******"
 _HANDED_OVER = {f"{ACT}human": "user_request", f"{ACT}complaint": "complaint"}
 _COURTESIES = {f"{ACT}greet": "greet", f"{ACT}thanks": "thanks", f"{ACT}bye": "bye"}
@@ -245,6 +249,10 @@ class Reader(RequestReader):
             last = said[-1] if said else best  # "谢谢，再见": the goodbye closes it
             return ChitChat(act=_COURTESIES[last], evidence=(last,))  # type: ignore[arg-type]
         if best in (f"{ACT}never_mind", f"{ACT}deny"):  # nothing waits: "no thanks" ends it
+            tasks = self.recognizer.tasks_of(whole)
+            idle = view.waiting is None and not view.queued and not view.suspended
+            if idle and tasks.labels and whole.prob(tasks.best) >= NEVER_MIND_YIELDS:
+                return None  # nothing to drop, and a task is plausible: the tasks read it
             return Cancel(evidence=(best,))
         if best == f"{ACT}affirm" and not hesitant(text):
             return Confirm(evidence=(text.strip()[:40],))
@@ -270,7 +278,9 @@ class Reader(RequestReader):
             and whole.confidence >= self.threshold
         )
         found = self.slots_for(text, pending.intent, pending)
-        if found.changed and not new_request and answer is None:
+        # a new value, or one that cannot be used ("12 hours" where 1 to 8 may be): asked
+        # again before the action is put to the user again
+        if (found.changed or found.invalid) and not new_request and answer is None:
             if found.ambiguous:
                 return [CannotTell(evidence=("two new values", *found.ambiguous))]
             if not (is_firm_no(text) and whole.best in (f"{ACT}never_mind", f"{ACT}deny")):

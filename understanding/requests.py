@@ -305,11 +305,14 @@ class RequestReader(SlotReader):
         kept = {
             name: value
             for name, value in last.slots.items()
-            if name not in task.sensitive_slots and not name.endswith(MASKED_SUFFIX)
+            if name not in task.sensitive_slots
+            and not name.endswith(MASKED_SUFFIX)
+            and name not in found.invalid  # a new value that cannot be used is asked again
         }
         return Start(
             intent=last.intent,
             slots={**kept, **found.slots},
+            invalid=found.invalid,
             follows_up=True,
             confidence=self.threshold,
             evidence=(f"follows up on {last.intent}",),

@@ -9,15 +9,16 @@ the write, idempotency on a replay.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from pydantic import Field
 
 from graph import time_travel
 from graph.builder import build_graph
-from packs import pack_from_functions
+from packs import pack_from_functions, tool
 from state import Context
 from tests.conftest import fast_executor
 from tests.fakes.openai_server import FakeOpenAIServer, Scripted
@@ -187,3 +188,38 @@ def test_an_invented_id_is_not_used_the_agent_asks_for_it(app, shop, openai_serv
 def test_a_domain_error_is_said_with_the_functions_own_words(app, openai_server):
     openai_server.push(commands(start("get_order", order_id="#B7")))
     assert "no order #B7" in say(app, "what about #B7?")
+
+
+def test_at_the_confirmation_a_value_outside_the_limits_is_asked_again(db, monkeypatch):
+    # no model: the reader hears the new hours, which cannot be used, and asks for them with
+    # why before the rental is put to the user again; nothing runs before the yes
+    rentals: list[tuple[str, int]] = []
+
+    def rent_bike(bike_id: str, hours: Annotated[int, Field(ge=1, le=8)]) -> dict[str, Any]:
+        """Rent a bike for 1 to 8 hours.
+
+        Args:
+            bike_id: The bike number, such as 'B-0001'.
+            hours: The rental hours.
+        """
+        rentals.append((bike_id, hours))
+        return {"rental_id": "R-1"}
+
+    set_env(monkeypatch, "REACH_MODEL", "rules")
+    pack = pack_from_functions(
+        "bikes", [tool(examples=["rent B-0001 for 3 hours"])(rent_bike)], policy="p"
+    )
+    rules_app = build_graph(
+        checkpointer=InMemorySaver(),
+        scenarios=[pack.scenario],
+        database_factory=lambda: db,
+        executor_factory=fast_executor,
+    )
+    say(rules_app, "rent B-0001 for 2 hours")
+    assert rules_app.get_state(CONFIG).interrupts
+    out = rules_app.invoke(Command(resume="rent B-0001 for 12 hours"), CONFIG, context=USER)
+    assert "between 1 and 8" in out["messages"][-1].content
+    assert not rules_app.get_state(CONFIG).interrupts and rentals == []
+    say(rules_app, "3 hours")
+    (asked,) = rules_app.get_state(CONFIG).interrupts
+    assert "hours=3" in asked.value["question"] and rentals == []

@@ -327,3 +327,78 @@ def test_the_models_lookups_beside_a_write_are_left_to_the_write():
     # the member is looked up by the booking itself (its suggester); the invented day is gone
     assert _starts(reading.commands) == [("book_class", {"class_id": "C-0621-HIIT"})]
     assert reading.refused == {"day": "2024-06-18"} and reading.source == "model"
+
+
+def get_order(order_id: str) -> dict[str, Any]:
+    """Look up an order's status and total.
+
+    Args:
+        order_id: The order id, such as '#A0'.
+    """
+    return {"order_id": order_id}
+
+
+def cancel_order(
+    order_id: str, reason: Literal["no longer needed", "ordered by mistake"]
+) -> dict[str, Any]:
+    """Cancel a pending order.
+
+    Args:
+        order_id: The order id, such as '#A0'.
+        reason: Why the customer cancels.
+    """
+    return {"order_id": order_id}
+
+
+class _Counting(_Scripted):
+    """The scripted model, counting the calls."""
+
+    calls = 0
+
+    def invoke(self, messages: Any) -> dict[str, Any]:
+        self.calls += 1
+        return super().invoke(messages)
+
+
+def _shop() -> tuple[Any, RuleCommandGenerator]:
+    pack = pack_from_functions("shop", [get_order, cancel_order], policy="p")
+    catalog = ScenarioSet([pack.scenario])
+    recognizer = Services(scenarios=catalog).recognizer
+    return pack, RuleCommandGenerator(catalog, recognizer, today=lambda: date(2024, 6, 18))
+
+
+def test_a_value_said_in_words_goes_to_the_model_and_its_cannot_tell_keeps_the_rules():
+    pack, rules = _shop()
+    text = "cancel #A1, I am bored"
+    heard = rules.generate(text, DialogueView(language="en"))
+    assert _starts(heard.commands) == [("cancel_order", {"order_id": "#A1"})]  # sure of it
+    model = _Counting({"commands": [{"kind": "cannot_tell", "tool": "none", "arguments": []}]})
+    reading = pack.generator(model, rules).generate(text, DialogueView(language="en"))
+    # the reason is no type's to read: the model was asked; it could not tell, the rules hold
+    assert model.calls == 1 and reading.model_calls == 1 and reading.source == "rules"
+    assert _starts(reading.commands) == [("cancel_order", {"order_id": "#A1"})]
+
+
+def test_a_never_mind_with_a_plausible_task_and_nothing_waiting_is_the_tasks_to_read():
+    _, rules = _shop()
+    looked_up = TaskView(intent="get_order", slots={"order_id": "#A1"})
+    (command,) = rules.generate("Please cancel it", DialogueView(last=looked_up)).commands
+    assert command.kind == "cannot_tell" and "cancel_order" in command.candidates
+    (command,) = rules.generate("never mind", DialogueView(last=looked_up)).commands
+    assert command.kind == "cancel"
+    waiting = TaskView(intent="cancel_order", slots={"order_id": "#A1"}, missing=("reason",))
+    (command,) = rules.generate("Please cancel it", DialogueView(waiting=waiting)).commands
+    assert command.kind == "cancel"  # something waits: it is dropped
+
+
+def test_a_message_of_one_value_is_read_with_the_lexicons_lead_ins_and_trails():
+    pack, _ = _gym()
+    catalog = ScenarioSet([pack.scenario])
+    for text in (
+        "Hi, my phone number is 13800001111 please",
+        "It's 13800001111.",
+        "您好，我的手机号是13800001111",
+        "手机号：13800001111呢",
+    ):
+        assert catalog.bare_request(text) == "find_member", text
+    assert catalog.bare_request("book 13800001111") is None
