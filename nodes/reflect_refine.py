@@ -138,7 +138,8 @@ def _refine_intent(services: Services, state: AgentState, runtime: Runtime[Conte
     text = revealed(message_text(latest_user_message(state)), context.user_id, services.database)
     pending = state.get("intent")
     view = view_of(state, required=services.required_slots)
-    reading = services.rule_commands.reconsider(text, view)
+    # the configured generator's second look: a model's is the reader's (its call is spent)
+    reading = services.commands_for(context.model).reconsider(text, view)
     command = reading.commands[0]
     threshold = services.confidence_threshold
     refined_intent = getattr(command, "intent", None) or UNKNOWN

@@ -36,7 +36,7 @@ CONFIDENCE_THRESHOLD = 0.6
 ACT = "act."
 BEYOND = "beyond."
 OUT_OF_SCOPE = "act.out_of_scope"
-CANDIDATE_FLOOR = 0.02
+CANDIDATE_FLOOR = 0.1
 """A task this likely is among the ones an unclear message may mean (asked about by name)."""
 PAIR_FLOOR = 0.2
 """Two tasks each this likely, and together sure, are asked about by name: "A or B?"."""
@@ -131,6 +131,19 @@ def training_data(catalog: ScenarioSet) -> list[tuple[str, str]]:
     return out
 
 
+_CODE = re.compile(r"[A-Za-z]{0,4}[-_]?\d{5,}[\d\-]*|[A-Za-z]{1,4}-\d[\d\-]*")
+"""A code or a long number (an order, an account, an ID): what kind it is reads, not its digits."""
+
+
+def shape(text: str) -> str:
+    """``text`` with every code's digits as zeros: "OD-20240618-009" reads as "OD-00000000-000".
+
+    The reading of a message then never depends on which order or account it names (nor can
+    it hint which exist), and two messages that differ only in a number read the same.
+    """
+    return _CODE.sub(lambda found: re.sub(r"\d", "0", found.group()), text)
+
+
 def _described(card: Any) -> list[str]:
     """The card's description and when-to-use, each a sentence a request may resemble."""
     said = []
@@ -161,7 +174,7 @@ class Recognizer:
         self.catalog = catalog
         self.threshold = threshold
         self.today = today
-        self._examples = training_data(catalog)
+        self._examples = [(shape(text), label) for text, label in training_data(catalog)]
         self._classifier = ExampleClassifier.train(
             self._examples,
             embeddings,
@@ -181,7 +194,7 @@ class Recognizer:
     # ---- reading ------------------------------------------------------------------------------
     def read(self, texts: Sequence[str]) -> list[Ranked]:
         """Every label of each text, likeliest first (memoized per text)."""
-        keys = [normalize(text) for text in texts]
+        keys = [shape(normalize(text)) for text in texts]
         with self._lock:
             known = {key: self._ranked[key] for key in keys if key in self._ranked}
         todo = [key for key in dict.fromkeys(keys) if key not in known]

@@ -40,6 +40,9 @@ COMPLETE_MARGIN = 0.15
 request of its own in a message of several ("查订单 OD-…，再查下北京天气")."""
 CLAUSE_SURE = 0.8
 """How sure of a clause's act or request, when the message as a whole says more."""
+LEAVE_SURE = 0.95
+"""How sure of another task a message that answers the waiting one must be to leave it:
+"6月20号从上海出发" answers the booking's question, though it also reads like a search."""
 _NEGATORS = tuple(normalize(w) for w in every("negators"))
 _SCOPE = 2
 """How far into a clause a negator may stand and still take the clause's request back."""
@@ -217,7 +220,9 @@ class RequestReader(SlotReader):
         confident = result.confidence >= self.threshold and result.intent != UNKNOWN
         waiting = view.waiting
         found = self.slots_for(text, waiting.intent, waiting) if waiting is not None else None
-        if found is not None and found.fills and result.confidence < CLAUSE_SURE:
+        if found is not None and found.fills and (
+            result.confidence < LEAVE_SURE or self._needs_the_waiting(text, result, waiting)
+        ):
             confident = False  # an answer to the question asked, unless another task is sure
         if (
             waiting is not None
@@ -275,6 +280,21 @@ class RequestReader(SlotReader):
             return [cannot_tell(result)]
         found = self.slots_for(text, result.intent, None)
         return starts_for(result, found)
+
+    def _needs_the_waiting(
+        self, text: str, result: IntentResult, waiting: TaskView | None
+    ) -> bool:
+        """The other task would lack what the waiting one already holds: it is the answer.
+
+        "from Shanghai on June 20" reads like a flight search, but the search would still
+        ask where to: the booking waiting for these values knows.
+        """
+        other = self.catalog.task(result.intent)
+        if other is None or waiting is None or result.intent == waiting.intent:
+            return False
+        given = set(self.slots_for(text, result.intent, None).slots)
+        lacking = set(other.required_slots) - given
+        return bool(lacking) and lacking <= set(waiting.slots)
 
     def _fits_one(self, text: str) -> str | None:
         """The one task whose slots the message's values fill, when it says nothing else."""
