@@ -63,22 +63,27 @@ def call_words(catalog: ScenarioSet, language: str, ctx: ToolContext) -> CallWor
         scenario = catalog.tool_scenario.get(card.name)
         own = replace(voice, prefer=scenario)
         fields = tuple(_fields(call, shown, own, scenario))
-        title = _title(catalog, card.name, own) or _first_sentence(card.description)
+        named = _title(catalog, card.name, own)
+        title = named or _first_sentence(card.description)
         confirmer = catalog.confirmers.get(card.name)
         if confirmer is not None:
             sentence = confirmer({k: v for k, v in shown.items() if v is not None}, ctx, own)
         else:
-            sentence = generic_sentence(card.description, fields, own)
+            # the task's name in the user's language (a pack's: its description's first
+            # sentence, in the language it was written for); else the description itself
+            sentence = generic_sentence(named or card.description, fields, own)
         return CallView(title=title, sentence=sentence, fields=fields)
 
     return words
 
 
 def _title(catalog: ScenarioSet, tool: str, voice: Voice) -> str | None:
-    """The task the tool fulfils, by its name; else its step's name."""
+    """The task the tool fulfils, by its name; else its step's name; else ``None``."""
     for intent, task in catalog.tasks.items():
         if task.tool == tool:
-            return voice.label(intent)
+            named = voice.text(f"intent.{intent}")
+            if named:
+                return named
     return voice.text(f"step.{tool}")
 
 
@@ -129,9 +134,15 @@ def field_label(
 
 
 def generic_sentence(description: str, fields: tuple[Field, ...], voice: Voice) -> str:
-    """The sentence for a call no scenario words: its description, then each field."""
+    """The sentence for a call no scenario words: what it does, then each field.
+
+    ``description`` is the task's name in the user's language (a pack's: its function's
+    description's first sentence) or, with no name, the card's description.
+    """
     what = _first_sentence(description).rstrip(".。")
-    details = voice.join([f"{f.label}: {f.shown}" for f in fields])
+    what = what[:1].upper() + what[1:]  # a task's name opens the sentence
+    between = voice.text("confirm_fields_between") or ", "
+    details = between.join(voice.say("confirm_field", label=f.label, value=f.shown) for f in fields)
     key = "confirm_generic" if details else "confirm_generic_bare"
     return voice.say(key, what=what, details=details)
 

@@ -36,6 +36,8 @@ GENERIC: Wording = {
         "zh": "即将为您办理：{what}（{details}）。",
         "en": "About to: {what} ({details}).",
     },
+    "confirm_field": {"zh": "{label}：{value}", "en": "{label}: {value}"},
+    "confirm_fields_between": {"zh": "，", "en": ", "},
     "confirm_generic_bare": {
         "zh": "即将为您办理：{what}。",
         "en": "About to: {what}.",

@@ -149,7 +149,8 @@ def test_read_then_a_confirmed_write_runs_once_even_on_replay(app, shop, openai_
     # said from the card: the function's description, each argument by its ``Args:``
     assert "Cancel a pending order" in asked and "no longer needed" in asked
     assert "cancel_order" not in asked and "=" not in asked
-    assert "The order id: #A1" in asked  # each argument by its Args: description
+    # each argument by its Args: description (its label: "The order id" → "order id")
+    assert "(order id: #A1, why the customer cancels: no longer needed)" in asked
     assert app.get_state(CONFIG).interrupts and shop.cancels == []  # nothing before the yes
     out = app.invoke(Command(resume="yes"), CONFIG, context=USER)
     assert out["tool_results"][-1]["status"] == "success"
@@ -222,4 +223,4 @@ def test_at_the_confirmation_a_value_outside_the_limits_is_asked_again(db, monke
     assert not rules_app.get_state(CONFIG).interrupts and rentals == []
     say(rules_app, "3 hours")
     (asked,) = rules_app.get_state(CONFIG).interrupts
-    assert "hours=3" in asked.value["question"] and rentals == []
+    assert "rental hours: 3" in asked.value["question"] and rentals == []

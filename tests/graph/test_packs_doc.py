@@ -17,7 +17,7 @@ from state import Context
 from tests.helpers import set_env
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "packs.md"
-QUESTION = re.compile(r"^desk: (About to run|即将执行)")
+QUESTION = re.compile(r"^desk: (About to|即将为您办理)")
 
 
 def blocks(text: str, language: str) -> list[str]:

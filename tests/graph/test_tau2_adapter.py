@@ -83,7 +83,10 @@ def test_a_write_goes_out_after_the_simulated_users_yes_and_tau2_scores_it(opena
     told = script(openai_server, [REQUEST, "yes"])
     simulation, task = simulate(openai_server)
     assert calls(simulation) == ["create_task"]
-    assert any("create_task" in t and "Important Meeting" in t for t in told)  # asked first
+    # asked first, in words: what will happen and the title, never the tool's name (issue 38)
+    asked = [t for t in told if "Important Meeting" in t and "yes" in t]
+    assert asked and "Create a new task" in asked[0]
+    assert not any("create_task" in t or "=" in t for t in told)
     assert simulation.reward_info.reward == 1.0  # τ²'s evaluator: the database matches
     counted = figures(simulation, task, {"create_task", "update_task_status"}.__contains__, 0)
     assert (counted.writes, counted.unconfirmed_writes, counted.off_gold_writes) == (1, 0, 0)
