@@ -104,7 +104,7 @@ def is_firm_no(text: str) -> bool:
 # ---- clauses ---------------------------------------------------------------------------------
 _CJK_CONNECTORS = tuple(w for w in every("connectors") if not w.isascii())
 _CUT = re.compile(
-    rf"\s*(?:[，,;；。!！?？\n]+\s*(?:{alternation(every('connectors'), whole=True)})?"
+    rf"\s*(?:(?:[，,;；。!！?？\n…]|\.\.\.)+\s*(?:{alternation(every('connectors'), whole=True)})?"
     rf"|(?<=[\w)）])\s*(?:{alternation(every('connectors'), whole=True)})\s+"
     rf"|(?<=[\u4e00-\u9fff])(?:{alternation(_CJK_CONNECTORS)})"
     r"|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])"  # a space between Chinese words is a pause
@@ -143,7 +143,7 @@ def clauses(text: str) -> list[str]:
     return parts or [text.strip()]
 
 
-_PAUSE = re.compile(r"[\s，,;；。!！?？\n]*")
+_PAUSE = re.compile(r"(?:[\s，,;；。!！?？\n…]|\.\.\.)*")
 
 
 def _next_piece(text: str, at: int) -> str:

@@ -36,7 +36,7 @@ CONFIDENCE_THRESHOLD = 0.6
 ACT = "act."
 BEYOND = "beyond."
 OUT_OF_SCOPE = "act.out_of_scope"
-CANDIDATE_FLOOR = 0.1
+CANDIDATE_FLOOR = 0.05
 """A task this likely is among the ones an unclear message may mean (asked about by name)."""
 PAIR_FLOOR = 0.2
 """Two tasks each this likely, and together sure, are asked about by name: "A or B?"."""

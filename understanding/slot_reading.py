@@ -21,6 +21,9 @@ from understanding.recognizer import ACT, Recognizer
 from understanding.values import values_in, without_negated
 from understanding.view import TaskView
 
+_TAKES_BACK = (f"{ACT}correct", f"{ACT}deny")
+"""Acts that, said after a value, take it back for what follows."""
+
 
 class SlotReader:
     """Reads slot values for the tasks of a catalog."""
@@ -49,8 +52,8 @@ class SlotReader:
         readings = self.recognizer.read(parts)
         for index in range(len(parts) - 1, 0, -1):
             reading = readings[index]
-            if reading.best != f"{ACT}correct" or reading.confidence < self.threshold:
-                continue
+            if reading.best not in _TAKES_BACK or reading.confidence < self.threshold:
+                continue  # "…，不对，是 OD-2", "the 21st... no wait, the 20th"
             rest = parts[index:] if values_in(parts[index]) else parts[index + 1 :]
             return "，".join(rest) if rest else None
         return None
