@@ -229,6 +229,8 @@ class Recognizer:
             for label, p in zip(ranked.labels, ranked.probs, strict=True)
             if self.is_task(label) and p >= CANDIDATE_FLOOR
         )[:3]
+        if ranked.best == OUT_OF_SCOPE and ranked.confidence >= self.threshold:
+            candidates = ()  # "今天心情不错": asked to put it another way, not offered a task
         if not self.is_task(ranked.best):
             top_task = max(
                 (
