@@ -279,7 +279,7 @@ class Recognizer:
             for label, p in zip(ranked.labels, ranked.probs, strict=True)
             if self.is_task(label)
         ]
-        if not tasks:
+        if not tasks or (ranked.best == OUT_OF_SCOPE and ranked.confidence >= self.threshold):
             return self.result(text, ranked)
         (first, p1), (second, p2) = tasks[0], tasks[1] if len(tasks) > 1 else ("", 0.0)
         if p1 >= self.threshold:
