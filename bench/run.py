@@ -43,6 +43,12 @@ from redis import Redis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.graphs import bare_graph, skeleton_graph, untraced  # noqa: E402
+from bench.reading import (  # noqa: E402
+    against_a_model_agent,
+    dev_messages,
+    reader_latency,
+    varied_concurrency,
+)
 from bench.report import draw, print_table  # noqa: E402
 from bench.sections import (  # noqa: E402
     async_section,
@@ -58,6 +64,8 @@ from config.settings import Settings  # noqa: E402
 from graph.builder import build_graph  # noqa: E402
 from graph.checkpoint import sqlite_checkpointer  # noqa: E402
 from graph.checkpoint.plain_redis import PlainRedisSaver  # noqa: E402
+from nodes.services import Services  # noqa: E402
+from scenarios import SCENARIOS  # noqa: E402
 from storage.transcript import RedisTranscriptStore, SQLiteTranscriptStore  # noqa: E402
 from tests.helpers import open_database  # noqa: E402
 from tests.services import RedisServer  # noqa: E402
@@ -152,8 +160,20 @@ def main() -> None:
         results["concurrent"] = concurrent_section(
             ours(PlainRedisSaver.from_url(redis_url), redis_transcript), conc_threads, 5
         )
+        print(f"varied concurrency: {conc_threads} threads × 5 turns, each a new phrasing")
+        results["concurrent_varied"] = varied_concurrency(
+            ours(PlainRedisSaver.from_url(redis_url), redis_transcript), conc_threads, 5
+        )
         print("understanding section: model calls per turn, prompt tokens", flush=True)
-        results["understanding"] = understanding_section(os.environ.get("REACH_BENCH_MODEL_URL"))
+        model_url = os.environ.get("REACH_BENCH_MODEL_URL")
+        results["understanding"] = understanding_section(model_url)
+        reader = Services(scenarios=SCENARIOS, settings=settings).rule_commands
+        results["understanding"]["reader_ms"] = reader_latency(reader, dev_messages())
+        if model_url:
+            print("our default-mode turn against a bare agent on the model", flush=True)
+            results["understanding"]["against_a_model_agent"] = against_a_model_agent(
+                ours(InMemorySaver(), transcript), model_url, db, 1 if quick else 3
+            )
         results["machine"]["load_avg_at_end"] = _load()
         results["seconds"] = time.perf_counter() - started
     finally:
@@ -169,6 +189,9 @@ def main() -> None:
             f"mean {calls.get('mean')}; prompt tokens per call (median) {tokens}"
         )
     print(f"understanding, local model turn latency: {understood.get('local')}")
+    print(f"understanding, the default reader per message: {understood.get('reader_ms')}")
+    print(f"our default turn against a bare model agent: {understood.get('against_a_model_agent')}")
+    print(f"concurrent, varied phrasings: {results.get('concurrent_varied')}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     draw(results, args.out.with_suffix(".png"))

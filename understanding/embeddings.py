@@ -121,6 +121,11 @@ class CachedEmbeddings:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([found[key] for key in keys])
 
+    def forget(self) -> None:
+        """Drop the vectors kept in memory (the file keeps the examples')."""
+        with self._lock:
+            self._memory.clear()
+
     def vector(self, text: str) -> np.ndarray:
         """Return one text's normalized vector (kept in memory only)."""
         return self.matrix([text], persist=False)[0]

@@ -207,6 +207,12 @@ class Recognizer:
                     self._ranked.popitem(last=False)
         return [known[key] for key in keys]
 
+    def forget(self) -> None:
+        """Drop every reading and message vector kept in memory (a benchmark's cold start)."""
+        with self._lock:
+            self._ranked.clear()
+        self._classifier.embeddings.forget()
+
     def tasks_of(self, ranked: Ranked) -> Ranked:
         """The same reading over the tasks alone."""
         return ranked.among(lambda label: label in self.intents)
