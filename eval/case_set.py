@@ -17,6 +17,9 @@ import yaml
 from eval.db_state import DbChanges
 
 CASES_DIR = Path(__file__).parent / "cases"
+FRESH_DIR = Path(__file__).parent / "fresh"
+"""Rounds of conversations written blind and frozen before their first run (issue 37's
+generalization measure); after their first run they are kept as cases like the others."""
 
 
 DEFAULT_TODAY = "2024-06-18"
@@ -44,9 +47,11 @@ class Case:
 
 
 def load_cases(path: Path | None = None) -> list[Case]:
-    """Load every ``*.yaml`` under ``path`` (default ``eval/cases``); ids must be unique."""
-    root = path or CASES_DIR
-    files = [root] if root.is_file() else sorted(root.glob("*.yaml"))
+    """Load every ``*.yaml`` under ``path`` (default ``eval/cases`` and ``eval/fresh``)."""
+    if path is None:
+        files = sorted(CASES_DIR.glob("*.yaml")) + sorted(FRESH_DIR.glob("*.yaml"))
+    else:
+        files = [path] if path.is_file() else sorted(path.glob("*.yaml"))
     cases: list[Case] = []
     for file in files:
         for raw in yaml.safe_load(file.read_text(encoding="utf-8")) or []:

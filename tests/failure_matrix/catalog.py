@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eval.case_set import Case, load_cases
+from eval.case_set import CASES_DIR, Case, load_cases
 from eval.harness import USERS
 from nodes.services import Services
 from scenarios import SCENARIOS
@@ -80,7 +80,7 @@ def routes(language: str = "zh") -> dict[str, Route]:
 
     In ``en``, only tools an English case reaches have one.
     """
-    cases = [c for c in load_cases() if language == "zh" or c.lang == language]
+    cases = [c for c in load_cases(CASES_DIR) if language == "zh" or c.lang == language]
     found: dict[str, Route] = {}
     for name in CARDS:
         fitting = [
