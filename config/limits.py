@@ -1,7 +1,8 @@
 """Size and shape limits for anything that enters the agent: cut, never crash.
 
 A user message over ``MAX_USER_MESSAGE_CHARS`` is answered with "message too long" in the
-user's language (the intent node calls ``too_long``) and the thread goes on. Oversized or
+user's language (the intent node calls ``too_long``; the sentence is the languages' data,
+worded by ``nodes.wording.too_long_reply``) and the thread goes on. Oversized or
 odd values elsewhere (a 20 KB tool field, a NaN, a set, a lone surrogate, JSON nested a
 thousand deep) are made JSON-safe and cut with a marker that names their size and SHA-256,
 so the original can still be identified and nothing downstream has to handle them.
@@ -19,23 +20,13 @@ import orjson
 from pydantic import JsonValue as PydanticJsonValue
 
 MAX_USER_MESSAGE_CHARS = 2000
-"""Longest user message the agent reads; longer ones get ``MESSAGE_TOO_LONG``."""
+"""Longest user message the agent reads; longer ones get "message too long"."""
 MAX_STRING_CHARS = 64 * 1024
 """Longest string kept anywhere before a finer limit applies (protects the regexes)."""
 MAX_DEPTH = 32
 """Deepest nesting kept in a JSON-like value."""
 MAX_ITEMS = 1000
 """Most items kept in one list or dict."""
-
-MESSAGE_TOO_LONG = {
-    "zh": "您的消息太长了（超过 {limit} 字），我没有处理。请精简后分几次发送。",
-    "en": (
-        "Your message is too long (over {limit} characters), so I did not act on it. "
-        "Please shorten it or send it in parts."
-    ),
-}
-"""The reply to an over-long message, by language."""
-
 
 JsonObject: TypeAlias = dict[str, Any]
 """A JSON object whose shape the code holding it does not fix and does not check: a line or a
@@ -52,12 +43,6 @@ of JSON values (pydantic's ``JsonValue``). What is JSON but whose shape belongs 
 def too_long(text: str, limit: int = MAX_USER_MESSAGE_CHARS) -> bool:
     """Tell whether a user message is too long to be read."""
     return len(text) > limit
-
-
-def too_long_reply(language: str, limit: int = MAX_USER_MESSAGE_CHARS) -> str:
-    """Return "message too long" in ``language`` (``zh`` or ``en``; anything else is ``en``)."""
-    template = MESSAGE_TOO_LONG.get(language, MESSAGE_TOO_LONG["en"])
-    return template.format(limit=limit)
 
 
 def digest(data: bytes) -> str:
@@ -229,7 +214,6 @@ __all__ = [
     "MAX_ITEMS",
     "MAX_STRING_CHARS",
     "MAX_USER_MESSAGE_CHARS",
-    "MESSAGE_TOO_LONG",
     "clean_string",
     "cut_marker",
     "cut_string",
@@ -238,5 +222,4 @@ __all__ = [
     "json_bytes",
     "json_safe",
     "too_long",
-    "too_long_reply",
 ]

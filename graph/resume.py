@@ -7,10 +7,11 @@ not an answer: ``Command(resume=None)`` even crashed inside LangGraph (an
 ``UnboundLocalError``), and a list or bytes was silently asked again.
 
 So every way into the graph checks the value first and raises ``UnreadableResume`` (a
-``ValueError`` with a ``code`` and the sentence in the thread's language): in Python, the
-compiled graph's ``stream``/``astream`` (and so ``invoke``/``ainvoke`` and the event
-streams, which go through them); under ``langgraph dev`` or Aegra, ``ResumeCheckMiddleware``
-answers 422 before a run is created. Nothing runs; the confirmation stays pending.
+``ValueError`` with a ``code`` and the sentence in the thread's language, the catalog's
+``resume.unreadable``): in Python, the compiled graph's ``stream``/``astream`` (and so
+``invoke``/``ainvoke`` and the event streams, which go through them); under ``langgraph dev``
+or Aegra, ``ResumeCheckMiddleware`` answers 422 before a run is created. Nothing runs; the
+confirmation stays pending.
 
 The same gate drops the tool messages a client put in its input (``client_input``): tool
 results come only from the executor.
@@ -26,18 +27,11 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
+from language import LANGUAGES, sentences
 from security.client_messages import logged, without_tool_messages
 
 CODE = "unreadable_resume"
 """The error's machine-readable code (the HTTP body's ``error``)."""
-_ANSWER = '{"decisions": [{"type": "approve"}]}'
-MESSAGES = {
-    "zh": "无法读取这个确认回答（收到的是 {kind}）：请回复“确认”或“取消”，或发送 "
-    + _ANSWER
-    + "。等待确认的操作没有执行，仍在等待您的回答。",
-    "en": "I can't read that answer to the confirmation (got {kind}): reply “yes” or “no”, or "
-    "send " + _ANSWER + ". Nothing was run; the action is still waiting for your answer.",
-}
 _INTERRUPT_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
@@ -49,17 +43,11 @@ class UnreadableResume(ValueError):  # noqa: N818 - named for what it says, like
     def __init__(self, value: Any, *, language: str = "zh") -> None:
         """Say what arrived and what an answer looks like, in ``language``."""
         self.kind = kind_of(value)
-        self.language = language if language in MESSAGES else "zh"
-        shown = _KINDS.get(self.kind, {}).get(self.language, self.kind)
-        self.user_message = MESSAGES[self.language].replace("{kind}", shown)
+        self.language = language if language in LANGUAGES else "zh"
+        said = sentences(self.language)
+        shown = said.get(f"resume.kind.{self.kind}", self.kind)
+        self.user_message = said["resume.unreadable"].format(kind=shown)
         super().__init__(self.user_message)
-
-
-_KINDS = {
-    "null": {"zh": "空值（null）", "en": "null"},
-    "bytes": {"zh": "字节串（bytes）", "en": "bytes"},
-    "list": {"zh": "列表（list）", "en": "a list"},
-}
 
 
 def kind_of(value: Any) -> str:

@@ -35,6 +35,7 @@ from redis.cluster import RedisCluster
 
 from config.clock import Clock
 from config.settings import Settings, get_settings
+from language import catalog, sentence
 
 _log = logging.getLogger(__name__)
 
@@ -51,11 +52,9 @@ end
 return 0
 """
 
-BUSY_TEXT = {
-    "zh": "处理中：您的上一条消息还在处理，请稍候片刻再发送。",
-    "en": "Still working on your previous message; please wait a moment and send it again.",
-}
-"""What a run that could not take its thread's lease says, per language."""
+BUSY_TEXT = catalog()["run.busy"]
+"""What a run that could not take its thread's lease says, per language (the catalog's
+``run.busy``)."""
 
 RedisClient = Redis | RedisCluster
 
@@ -346,7 +345,7 @@ class LockedGraph:
             language = (snapshot.values or {}).get("language") or "zh"
         except Exception:  # a reply must come even if the state cannot be read right now
             _log.warning("reading the language of busy thread %s failed", thread, exc_info=True)
-        text = BUSY_TEXT.get(language, BUSY_TEXT["zh"])
+        text = sentence("run.busy", language)
         return {
             "messages": [AIMessage(content=text)],
             "busy": {

@@ -1,10 +1,12 @@
-"""The languages the agent speaks, as data: a small lexicon and dialogue-act examples each.
+"""The languages the agent speaks, as data: a lexicon, dialogue-act examples and sentences each.
 
 Owns ``language/<code>/lexicon.yaml`` (yes and no words, negators, clause connectors,
-homophones …) and ``language/<code>/acts.yaml`` (example sentences of each dialogue act:
+homophones …), ``language/<code>/acts.yaml`` (example sentences of each dialogue act:
 affirm, deny, never mind, greet, thanks, bye, a person, a complaint, a correction, resume,
-follow-up, out of scope). Generic code reads words only through here, so a language is added
-by adding a folder, and no natural-language word is written in code.
+follow-up, out of scope) and ``language/<code>/say.yaml`` (the sentences generic code says:
+key → format string, the same keys and placeholders in every language). Generic code reads
+words only through here, so a language is added by adding a folder, and no natural-language
+word is written in code.
 
 May import nothing of the project (it sits on ``config``'s level: only ``yaml``).
 """
@@ -16,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 
 import yaml
 
@@ -102,6 +105,46 @@ def acts(code: str) -> Mapping[str, tuple[str, ...]]:
     return out
 
 
+def sentences(code: str) -> Mapping[str, str]:
+    """Key → sentence that generic code says in ``code`` (``language/<code>/say.yaml``).
+
+    Each sentence is a format string (``{task}``; a literal brace is doubled). A language not
+    spoken (not in ``LANGUAGES``) has none.
+    """
+    return _sentences(code) if code in LANGUAGES else _NONE
+
+
+def sentence(key: str, code: str, *, default: str = "zh") -> str:
+    """The sentence ``key`` in ``code``, else in ``default`` (``KeyError`` if neither has it)."""
+    return sentences(code).get(key) or sentences(default)[key]
+
+
+@cache
+def catalog() -> Mapping[str, Mapping[str, str]]:
+    """Key → language → sentence: every language's ``say.yaml`` at once."""
+    keys = dict.fromkeys(key for code in LANGUAGES for key in sentences(code))
+    return MappingProxyType(
+        {
+            key: MappingProxyType(
+                {code: sentences(code)[key] for code in LANGUAGES if key in sentences(code)}
+            )
+            for key in keys
+        }
+    )
+
+
+@cache
+def _sentences(code: str) -> Mapping[str, str]:
+    raw = _read(ROOT / code / "say.yaml")
+    out: dict[str, str] = {}
+    for key, text in raw.items():
+        if not isinstance(text, str):
+            msg = f"{code}/say.yaml: {key} must be one sentence"
+            raise ValueError(msg)
+        out[str(key)] = text
+    return MappingProxyType(out)
+
+
 def words(*lists: tuple[str, ...]) -> tuple[str, ...]:
     """Words of several lists, longest first (so an alternation prefers the longer word)."""
     return tuple(sorted({w for words in lists for w in words}, key=len, reverse=True))
@@ -142,7 +185,20 @@ def read_yaml(path: Path) -> dict[str, object]:
 
 
 _NUMBERED = frozenset({"ordinals", "number_words", "number_scales", "months", "relative_days"})
+_NONE: Mapping[str, str] = MappingProxyType({})
 _LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 _read = read_yaml
 
-__all__ = ["LANGUAGES", "Lexicon", "acts", "alternation", "every", "lexicon", "read_yaml", "words"]
+__all__ = [
+    "LANGUAGES",
+    "Lexicon",
+    "acts",
+    "alternation",
+    "catalog",
+    "every",
+    "lexicon",
+    "read_yaml",
+    "sentence",
+    "sentences",
+    "words",
+]

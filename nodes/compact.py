@@ -38,6 +38,7 @@ from langchain_core.messages import (
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
+from language import sentence
 from nodes.common import Node, message_text, session_id
 from security.pii import mask_pii
 from state import (
@@ -109,11 +110,12 @@ def summarize(
     return {"turns": turns, "text": "\n".join(lines[-SUMMARY_LINES:])}
 
 
-def summary_text(summary: ConversationSummary | None) -> str:
-    """Render the summary for a prompt or a person."""
+def summary_text(summary: ConversationSummary | None, language: str = "zh") -> str:
+    """Render the summary for a prompt or a person (the catalog's ``summary.earlier``)."""
     if not summary or not summary.get("turns"):
         return ""
-    return f"更早的 {summary['turns']} 轮对话（最近几轮）：\n{summary.get('text', '')}"
+    template = sentence("summary.earlier", language)
+    return template.format(turns=summary["turns"], text=summary.get("text", ""))
 
 
 def compact_update(

@@ -16,7 +16,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from config.limits import too_long, too_long_reply
+from config.limits import too_long
 from contract.scenario import UNKNOWN, TaskSpec
 from nodes.common import (
     Node,
@@ -32,7 +32,7 @@ from nodes.pending import closed_calls, set_aside_messages
 from nodes.reply import describe_result
 from nodes.services import Services
 from nodes.slot_filling import vault_sensitive
-from nodes.wording import Voice
+from nodes.wording import Voice, too_long_reply
 from security.intake import intake_findings, mask_user_codes, revealed, tokenize_text
 from security.vault import IdentityVault
 from state import (

@@ -18,11 +18,10 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from jobs.bodies import JOBS, describe_job
+from language import sentence
 from nodes.common import Node, context_of, protocol_message
 from nodes.services import Services
 from state import AgentState, Context, StateUpdate
-
-PREFIX = {"zh": "后台任务 {job_id}：", "en": "Background job {job_id}: "}
 
 
 def make_job_update_node(services: Services) -> Node:
@@ -37,7 +36,7 @@ def make_job_update_node(services: Services) -> Node:
         if job is None or job.owner != context_of(runtime).user_id or not job.finished:
             return {"job_event": None}  # not this user's, or not over: say nothing
         language = state.get("language", "zh")
-        text = PREFIX.get(language, PREFIX["zh"]).format(job_id=job.job_id)
+        text = sentence("job.prefix", language).format(job_id=job.job_id)
         text += describe_job(job, language)
         note = protocol_message(
             state, runtime, role="assistant", content=text, job_id=job.job_id, source="job"

@@ -13,10 +13,11 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel, ValidationError
 
-from config.limits import MAX_USER_MESSAGE_CHARS, too_long, too_long_reply
+from config.limits import MAX_USER_MESSAGE_CHARS, too_long
 from config.settings import SecretStr, Settings
 from graph.checkpoint.masking import MaskingSerializer
 from graph.checkpoint.msgpack_masking import mask_id_bytes
+from nodes.wording import too_long_reply
 from scenarios.sales.tools import SALES_POLICY
 from security.permissions import Permissions
 from security.pii import find_pin, mask_pii, mask_text

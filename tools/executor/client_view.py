@@ -4,7 +4,9 @@ The executor's envelope is for the graph, the audit log and ``tool_results``: it
 request id, latency, attempts, flags and the error's internal wording. Anything a front-end
 can read (tool messages, protocol messages, stream events) gets ``client_view(envelope)``
 instead: the status, user-safe data and a message for the user, nothing else. The message
-and the ``cause`` of a failure come from the one failure vocabulary, ``tools.executor.failures``.
+and the ``cause`` of a failure come from the one failure vocabulary, ``tools.executor.failures``;
+a success's message, when the tool gave no summary, is the catalog's ``client.success`` (or
+``client.already_done``) in ``language/<code>/say.yaml``.
 
 In particular "exists but is not yours" (``owner_mismatch``) and "does not exist" must look
 the same in every byte, or any caller could probe which order ids exist: both become
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
+from language import sentence
 from tools.executor.failures import Outcome, classify, short
 
 ClientError = Literal["not_found", "not_allowed", "needs_input", "try_later", "failed"]
@@ -53,13 +56,6 @@ _ERROR_OF: dict[Outcome, ClientError] = {
 }
 """The coarse ``error`` code of each failure class (the message says the class itself)."""
 
-_MESSAGES: dict[tuple[str, str], str] = {
-    ("success", "zh"): "已完成",
-    ("success", "en"): "Done.",
-    ("already_done", "zh"): "此前已提交，无需重复操作。",
-    ("already_done", "en"): "This was already submitted earlier.",
-}
-
 
 class ClientView(TypedDict):
     """A tool result as a client sees it."""
@@ -81,7 +77,7 @@ class ClientView(TypedDict):
 
 
 def _text(key: str, language: str) -> str:
-    return _MESSAGES.get((key, language)) or _MESSAGES[(key, "zh")]
+    return sentence(f"client.{key}", language)
 
 
 def strip_internals(value: Any) -> Any:
