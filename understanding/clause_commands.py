@@ -3,8 +3,8 @@
 ``FoundSlots`` is a clause's slot values read against what its task already knows (a change,
 a fill of a missing slot, several values of one slot); ``ClauseGroup`` is clauses read as one
 request; ``starts_for`` turns a clause's reading into ``Start`` commands (one per value of a
-slot named twice); ``carry_over`` gives a clause the value an earlier one named ("它",
-"第一个"); ``offer_taken`` reads a plain yes to the one value a question offered. Used by
+slot named twice); ``carry_over`` gives a clause the value an earlier one named ("it",
+"the first one"); ``offer_taken`` reads a plain yes to the one value a question offered. Used by
 ``understanding.reader``.
 """
 
@@ -86,7 +86,7 @@ def starts_for(
 
 
 def before_colon(part: str) -> str:
-    """What a clause asks, without the text it quotes after a colon ("发短信：餐品将延迟送达")."""
+    """What a clause asks, without the text it quotes after a colon ("send a text: it's late")."""
     return re.split(r"[:：]", part, maxsplit=1)[0]
 
 
@@ -106,9 +106,9 @@ def carry_over(
 ) -> None:
     """Give ``found`` the required values it lacks that an earlier request of the message named.
 
-    One value is "it" ("查一下 OD-…，再帮我催一下"); of several, the one the clause points at
-    ("查询 OD-1 和 OD-2 的状态，顺便催一下第一个"); with several and no pointer nothing is
-    taken, and the task asks.
+    One value is "it" ("check OD-…, and hurry it up"); of several, the one the clause points
+    at ("check the status of OD-1 and OD-2, and hurry the first one"); with several and no
+    pointer nothing is taken, and the task asks.
     """
     place = ordinal(part)
     for name in required:
@@ -133,7 +133,7 @@ OFFER_TAKEN = "takes the value the question offered"
 
 
 def offer_taken(text: str, view: DialogueView) -> SetSlot | None:
-    """A plain yes to a question that offered one value ("最近有号的日子：6月20日") takes it."""
+    """A plain yes to a question that offered one value ("the first opening: June 20") takes it."""
     waiting = view.waiting
     if waiting is None or not waiting.offered:
         return None

@@ -5,8 +5,8 @@ task stack and the pending confirmation, and returns a short list of commands; a
 deterministic engine (``understanding.engine``) applies them, and the action executor still
 decides what may run. Rules and a model are two generators of this one language.
 
-A message may carry several commands ("查一下 OD-… 到哪了，再帮我看看北京天气" is two
-``Start``), and each carries its confidence and its evidence (the words it came from). A
+A message may carry several commands ("where is OD-…, and check the weather in Beijing" is
+two ``Start``), and each carries its confidence and its evidence (the words it came from). A
 command never runs anything.
 """
 
@@ -35,9 +35,9 @@ class Start:
     invalid: Mapping[str, str] = field(default_factory=dict)
     """Slot → ``"<value>: <reason>"`` for a value given that cannot be used."""
     after: str | None = None
-    """The intent of an earlier command of this message it waits for ("订好了通知我")."""
+    """The intent of an earlier command of this message it waits for ("once booked, tell me")."""
     follows_up: bool = False
-    """Asks the last finished request again with what the message changes ("那上海呢")."""
+    """Asks the last finished request again with what the message changes ("and Shanghai?")."""
     confidence: float = 1.0
     evidence: tuple[str, ...] = ()
     kind: Literal["start"] = "start"
@@ -71,7 +71,7 @@ class CorrectSlot:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cancel:
-    """Drop a task ("算了", "不用查天气了")."""
+    """Drop a task ("never mind", "no need to check the weather")."""
 
     intent: str | None = None
     """The task to drop; ``None``: the task waiting for slots."""

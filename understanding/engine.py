@@ -6,7 +6,7 @@ conversation's tasks, and never runs anything (the executor still decides what m
 - ``Start`` commands become tasks in the order they were said; a task set aside earlier is
   resumed when asked for again, with its slots. Tasks that need nothing more (their slots
   are given, no confirmation, no sub-agent, no secret) run first, together in one step; the
-  rest wait their turn in the queue ("接下来…").
+  rest wait their turn in the queue ("next, …").
 - ``SetSlot`` / ``CorrectSlot`` change the task they target: the one waiting for slots, the
   one pending confirmation (which then asks again with the new values, saying what changed),
   or a queued one. A correction never loses to a stale confirmation.
@@ -102,7 +102,7 @@ class Plan:
 
 
 IDLE_YES = "idle_yes"
-"""The act of a yes when nothing waits for one ("确认" again after the refund went through)."""
+"""The act of a yes when nothing waits for one ("confirm" again after the refund went through)."""
 
 NewId = Callable[[int], str]
 """The task id of the ``n``-th task this message starts (stable across replays)."""
@@ -211,7 +211,7 @@ def _at_pending(
 
 
 def _cancel(cancels: list[Cancel], view: DialogueView, stack: list[TaskFrame]) -> Plan | None:
-    """Drop what the cancels name: the waiting task, or a queued one ("不用查天气了")."""
+    """Drop what the cancels name: the waiting task, or a queued one ("skip the weather")."""
     dropped: list[str] = []
     kept = list(stack)
     for cancel in cancels:

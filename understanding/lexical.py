@@ -1,10 +1,11 @@
 """What generic code reads from words, all of it from the languages' lexicons.
 
-A plain yes or no ("确认", "no thanks"), the clauses of a message ("…，再帮我看看北京天气"),
-two names joined ("北京和上海"), a clause that waits for the one before it ("订好了通知我"),
-one of several values pointed at ("催一下第一个"), and the parts of a message a negator
-takes back ("不要500，要300"). The words are each language's ``language/<code>/lexicon.yaml``;
-no word is written here, and a new language needs no code.
+A plain yes or no ("confirm", "no thanks"), the clauses of a message ("…, and check the
+weather in Beijing"), two names joined ("Beijing and Shanghai"), a clause that waits for the
+one before it ("tell me once it's booked"), one of several values pointed at ("hurry the
+first one"), and the parts of a message a negator takes back ("not 500, 300"). The words are
+each language's ``language/<code>/lexicon.yaml``; no word is written here, and a new language
+needs no code.
 """
 
 from __future__ import annotations
@@ -44,12 +45,12 @@ _WORDS = re.compile(
 def plain_answer(text: str) -> Answer | None:
     """A message that is only a yes or a no (and fillers); anything more is ``None``.
 
-    "确认", "好的", "yes please", "no thanks" are plain; "no, June 21" says what to do
-    instead and "可以吗？" asks: both are ``None`` (understanding reads them).
+    "confirm", "sure", "yes please", "no thanks" are plain; "no, June 21" says what to do
+    instead and "is that ok?" asks: both are ``None`` (understanding reads them).
     """
     lowered = normalize(text)
     if not lowered or _QUESTION.search(lowered) or _TRAILING_OFF.search(lowered):
-        return None  # a question, or a voice trailing off ("嗯……"), is no answer
+        return None  # a question, or a voice trailing off ("hmm..."), is no answer
     if not values_in(text):  # "no, June 21" / "no, sixty" say what to do instead
         for pattern, answer in ((_OPENING_NO, "reject"), (_OPENING_YES, "approve")):
             opening = pattern.match(lowered)
@@ -79,8 +80,8 @@ _OPENING_ANY_YES = re.compile(
 def opens_with_yes(text: str) -> bool:
     """The message opens with a firm yes and says nothing against it ("ok go ahead with it").
 
-    A firm yes is the lexicon's ``opening_yes`` ("确认", "go ahead"), after any plain yes
-    words ("ok", "好的"); "嗯让我想想" opens with no firm yes.
+    A firm yes is the lexicon's ``opening_yes`` ("confirm", "go ahead"), after any plain yes
+    words ("ok", "sure"); "hmm, let me think" opens with no firm yes.
 
     No value (that would be a change), no negator, no question, no voice trailing off.
     """
@@ -91,13 +92,13 @@ def opens_with_yes(text: str) -> bool:
 
 
 def hesitant(text: str) -> bool:
-    """A question or a voice trailing off ("可以吗？", "嗯……"): never read as a yes."""
+    """A question or a voice trailing off ("is that ok?", "hmm..."): never read as a yes."""
     lowered = normalize(text)
     return bool(_QUESTION.search(lowered) or _TRAILING_OFF.search(lowered))
 
 
 def is_firm_no(text: str) -> bool:
-    """The message drops the request outright ("算了", "cancel"), not just "no, …"."""
+    """The message drops the request outright ("never mind", "cancel"), not just "no, …"."""
     return _FIRM_NO.search(normalize(text)) is not None
 
 
@@ -120,7 +121,7 @@ def clauses(text: str) -> list[str]:
     """The clauses of ``text`` in order, without the words that joined them.
 
     A cut that would leave one Chinese character on either side is no cut: a connector's
-    character inside a word ("再见") joins nothing.
+    character inside a word (the Chinese "goodbye" holds one) joins nothing.
     """
     parts: list[str] = []
     start = 0
@@ -129,7 +130,7 @@ def clauses(text: str) -> list[str]:
             continue
         end = cut.end()
         before, after = text[start : cut.start()].strip(), _next_piece(text, end)
-        if _one_character(after):  # "，再见": the comma cuts, the connector stays a word
+        if _one_character(after):  # a comma, then such a word: the comma cuts, the word stays one
             end = cut.start() + len(_PAUSE.match(text, cut.start()).group())  # type: ignore[union-attr]
             after = _next_piece(text, end)
         if end == cut.start() or _one_character(before) or _one_character(after):
@@ -156,7 +157,7 @@ def _one_character(piece: str) -> bool:
 
 
 def entity_pieces(text: str) -> list[str]:
-    """Cut ``text`` where two names are joined ("北京和上海", "OD-1 and OD-2")."""
+    """Cut ``text`` where two names are joined ("Beijing and Shanghai", "OD-1 and OD-2")."""
     return [piece for piece in _JOIN.split(text) if piece.strip()]
 
 
@@ -164,7 +165,7 @@ _AFTER = _pattern("after")
 
 
 def after_previous(part: str) -> bool:
-    """The clause waits for the one before it ("订好了通知我", "once it's booked, tell me")."""
+    """The clause waits for the one before it ("notify me when it's booked")."""
     return _AFTER.search(normalize(part)) is not None
 
 
@@ -180,7 +181,7 @@ _ORDINAL = re.compile(alternation(tuple(_PLACES), whole=True), re.IGNORECASE)
 
 
 def ordinal(part: str) -> int | None:
-    """The place a clause points at ("催一下第一个" → 0, "the latter" → -1), if any."""
+    """The place a clause points at ("hurry the first one" → 0, "the latter" → -1), if any."""
     found = _ORDINAL.search(normalize(part))
     return _PLACES[found.group()] if found else None
 

@@ -9,8 +9,8 @@ Everything the model says is untrusted and checked before the engine sees it:
 
 - a task must be one the scenarios serve; a slot one of that task's;
 - a slot value must be evidenced by the message (``understanding.evidence.slot_supported``)
-  and is then normalized by the scenario's own extractor ("50" → 5000 cents, "21号" → a
-  date); a secret (PIN, ID number) only ever comes from the rules, and an on-request slot
+  and is then normalized by the scenario's own extractor ("50" → 5000 cents, "the 21st" →
+  a date); a secret (PIN, ID number) only ever comes from the rules, and an on-request slot
   (a notification) only when the rules heard it asked for;
 - a ``confirm`` counts only when the rules read a yes too: a model's misreading never
   approves a payment (a ``reject`` is safe to take);
@@ -110,7 +110,7 @@ class ModelCommandGenerator(StructuredCommands):
         if self._settled(rules, view):
             return rules
         if self.mixed and len(rules.of_kind("start", "set", "correct")) <= 1:
-            again = self.rules.reconsider(text, view)  # as reflect-refine looks ("崔一下": 催)
+            again = self.rules.reconsider(text, view)  # as reflect-refine looks (a homophone typo)
             if not again.of_kind("cannot_tell") and again.confidence >= self.threshold:
                 return again
         try:
@@ -121,8 +121,9 @@ class ModelCommandGenerator(StructuredCommands):
         if not commands:
             return fallback(rules, "invalid output: no usable command")
         if {c.kind for c in commands} == {"handoff"} and rules.confidence >= self.threshold:
-            # the rules hear every ask for a person ("转人工": settled above, no call); the
-            # local model handed "挂个号" over, which the rules read as a booking, sure
+            # the rules hear every ask for a person ("a human, please": settled above, no
+            # call); the local model handed "get me an appointment" over, which the rules
+            # read as a booking, sure
             error = "a hand-off nobody asked for: the rules' reading is taken"
             return replace(rules, source="rules", error=error, model_calls=1)
         return Reading(
@@ -214,14 +215,14 @@ class ModelCommandGenerator(StructuredCommands):
             pairs = value_pairs(item.get("slots"))
             owner = self._owner(option, pairs)
             if owner is not None and kind in ("start", "set", "correct", "clarify"):
-                # values of another task's slots ("北京" as the city of an order check):
+                # values of another task's slots ("Beijing" as the city of an order check):
                 # the task whose slots they are is the one meant
                 option, intent, kind = owner, owner.intent, "start"
             others_named = [c for c in classified.candidates if c != intent]
             if kind == "clarify" and option is not None and (pairs or not others_named):
                 kind = "start"  # a "choice" of one task, with its values, is that task
             if kind == "cancel" and option is not None and not on_stack(view, intent):
-                # nothing of that task to drop: "取消订单 …", "帮我把 … 退了" ask for a task;
+                # nothing of that task to drop: "cancel order …", "refund … for me" ask for a task;
                 # what the rules heard asked for is taken, else it stays a "never mind"
                 asked = [c for c in rules.commands if isinstance(c, Start)]
                 for start in asked:
@@ -356,7 +357,7 @@ class ModelCommandGenerator(StructuredCommands):
         said = normalize(value) and normalize(value) in normalize(text)
         if re.fullmatch(r"\d+(?:\.\d+)?", value.strip()):
             # a number is evidenced only as a whole number of the message: the "0" of
-            # "ACC-2001" is no amount (the local model answered 0 for "给ACC-2001转账")
+            # "ACC-2001" is no amount (the local model answered 0 for "transfer to ACC-2001")
             said = whole_number(value.strip(), text)
         if said:
             read = self.catalog.extract(value, intent, today=today).slots.get(name)

@@ -24,7 +24,7 @@ class TaskOption:
 
     intent: str
     label: str
-    """"查询订单状态 / check an order"."""
+    """Its Chinese name, then its English one: "… / check an order"."""
     slots: Mapping[str, str]
     """Slot → a few words on what it is."""
     flags: Mapping[str, Any]

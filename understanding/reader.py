@@ -13,15 +13,15 @@ courtesies, and the answer to a pending confirmation).
 
 - **A changed value is a correction, by construction.** At a confirmation and while a task
   collects its slots, a value of the task's own that differs from the one it holds is a
-  ``CorrectSlot`` ("hmm, 60 instead", "少转点，60就行", "not the 20th, the 21st"): a value a
+  ``CorrectSlot`` ("hmm, 60 instead", "send less, 60 will do", "not the 20th, the 21st"): a value a
   negator takes back ("not 80") is not the new one, and a second different value asks again.
 - **Values before cues.** A message that is only values which fit exactly one task starts it
   ("ACC-2001 500"); an answer to the waiting task is read as that task's values.
 - **Several requests, several values.** A message is cut into clauses (the lexicon's
   connectors); a clause starts a request of its own when the recognizer is sure of its task,
-  any other clause belongs to the request before it ("，密码123456"); a slot named twice
-  ("北京和上海") is one task per value. In a message of several requests a clause a negator
-  takes back ("不要退款，帮我催一下") asks for nothing.
+  any other clause belongs to the request before it (", password 123456"); a slot named twice
+  ("Beijing and Shanghai") is one task per value. In a message of several requests a clause a
+  negator takes back ("no refund, just hurry it up") asks for nothing.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ from understanding.view import DialogueView
 ACT_SURE = 0.6
 YES_SURE = 0.85
 """How sure of a yes in other words before a pending action runs on it ("sounds good, do
-it"): a hesitation ("嗯让我想想", "ok but wait") must never pass for one."""
+it"): a hesitation ("hmm, let me think", "ok but wait") must never pass for one."""
 """How sure the recognizer must be of a dialogue act that ends or hands over the turn."""
 HANDOFF_SURE = 0.9
 """How sure of a request for a person when the message also looks like a task: a typo in a
@@ -148,7 +148,7 @@ class Reader(RequestReader):
         """The nearest task, when the message gives it a value and the next one none.
 
         "whats the wheather in hangzhou" is weather at 0.57: its city decides it. Values
-        the two nearest tasks both take ("我想去北京": a city) decide nothing.
+        the two nearest tasks both take ("I want to go to Beijing": a city) decide nothing.
         """
         ranked = self.recognizer.tasks_of(self.recognizer.read([text])[0])
         whole = self.recognizer.read([text])[0]
@@ -200,7 +200,7 @@ class Reader(RequestReader):
     ) -> HandOff | None:
         """A person asked for or complained to, anywhere; a request no tool here serves.
 
-        An answer to the waiting task is that answer, whatever it sounds like ("改成196").
+        An answer to the waiting task is that answer, whatever it sounds like ("make it 196").
         """
         tasks = self.recognizer.tasks_of(whole)
         task_like = whole.prob(tasks.best) if tasks.labels else 0.0
@@ -246,7 +246,7 @@ class Reader(RequestReader):
             return None
         if best in _COURTESIES:
             said = [p.best for p in parts if p.best in _COURTESIES and p.confidence >= ACT_SURE]
-            last = said[-1] if said else best  # "谢谢，再见": the goodbye closes it
+            last = said[-1] if said else best  # "thanks, bye": the goodbye closes it
             return ChitChat(act=_COURTESIES[last], evidence=(last,))  # type: ignore[arg-type]
         if best in (f"{ACT}never_mind", f"{ACT}deny"):  # nothing waits: "no thanks" ends it
             tasks = self.recognizer.tasks_of(whole)
@@ -308,8 +308,8 @@ class Reader(RequestReader):
             and spec is not None
             and spec.suggest is not None
         ):
-            # "不对，是麻辣香锅那单": no value, but another of the user's records; the slots the
-            # records gave are looked up again from these words
+            # "no, the hot pot order": no value, but another of the user's records; the slots
+            # the records gave are looked up again from these words
             return [
                 CorrectSlot(
                     slots=dict.fromkeys(spec.required_slots),

@@ -6,8 +6,9 @@ name in every language, the requests a scenario knows but cannot serve (``beyond
 and each language's dialogue acts (``language/<code>/acts.yaml``: yes, no, never mind,
 hello, thanks, bye, a person, a complaint, "that's wrong", resume, "what about …", and out
 of scope). The classifier (``understanding.classifier``) reads sentence embeddings and
-character n-grams (Chinese homophones folded first, so "推款" is "退款"); its probabilities
-are calibrated, so a confidence below the graph's 0.6 means the reading is unsure.
+character n-grams (Chinese homophones folded first, so a homophone picked by the input
+method reads as the word meant); its probabilities are calibrated, so a confidence below the
+graph's 0.6 means the reading is unsure.
 
 Labels are intents (``CHECK_ORDER_STATUS`` …), ``act.<name>`` and ``beyond.<name>``.
 ``classify`` answers the older ``Understanding`` protocol (an intent and a confidence).
@@ -90,20 +91,21 @@ _LATIN_WORD = re.compile(r"(?<![A-Za-z0-9-])[A-Za-z]{2,}(?![A-Za-z0-9]|-\d|\s?\d
 
 
 NAME_CHARS = 3
-"""Chinese characters a name takes ("张三"): in an English answer they switch nothing."""
+"""Chinese characters a name takes (a Chinese name): in an English answer they switch nothing."""
 
 
 def detect_language(text: str) -> Language | None:
     """``zh`` for Chinese, ``en`` for English words, ``None`` for neither.
 
-    English that names something in Chinese ("where's my 麻辣香锅", "book a flight for
-    张三") is English: at least two English words, and twice as many as Chinese characters.
+    English that names something in Chinese ("where's my …" with a dish's Chinese name,
+    "book a flight for …" with a person's) is English: at least two English words, and
+    twice as many as Chinese characters.
     """
     normal = normalize(text)
     cjk = len(_CJK.findall(normal))
     latin = len(_LATIN_WORD.findall(unicodedata.normalize("NFKC", text)))
     if cjk and latin and cjk <= NAME_CHARS and latin < 2:
-        return None  # "passenger 张三": a name among a word or two, the conversation's own
+        return None  # "passenger" and a Chinese name: the conversation's language holds
     if cjk and not (latin >= 2 and 2 * latin >= cjk):
         return "zh"
     return "en" if latin else None
@@ -236,7 +238,7 @@ class Recognizer:
             if self.is_task(label) and p >= CANDIDATE_FLOOR
         )[:3]
         if ranked.best == OUT_OF_SCOPE and ranked.confidence >= self.threshold:
-            candidates = ()  # "今天心情不错": asked to put it another way, not offered a task
+            candidates = ()  # "I feel good today": asked to put it another way, not offered a task
         if not self.is_task(ranked.best):
             top_task = max(
                 (

@@ -1,22 +1,23 @@
 """Put a model's task commands in their place: the dialogue state decides start, set or correct.
 
 A small model names the task and copies the values well, and the command kind badly: measured
-on the local Qwen2.5-Coder-1.5B, "北京和上海今天天气怎么样" came back as one ``clarify`` carrying
-both cities, "帮我催一下 OD-1 和 OD-2" as a ``set`` with nothing waiting, a new transfer as a
-``correct``, and "OD-2，另外帮我催一下 OD-1" (answering "which order?") as a ``set`` of OD-1 and
-a ``correct`` to OD-2 of the same refund. Whether a command starts, fills or corrects a task
-is a fact of the task stack, not of the model's reading, so it is derived here:
+on the local Qwen2.5-Coder-1.5B, "what's the weather in Beijing and Shanghai today" came back
+as one ``clarify`` carrying both cities, "hurry OD-1 and OD-2 for me" as a ``set`` with
+nothing waiting, a new transfer as a ``correct``, and "OD-2, and also hurry OD-1" (answering
+"which order?") as a ``set`` of OD-1 and a ``correct`` to OD-2 of the same refund. Whether a
+command starts, fills or corrects a task is a fact of the task stack, not of the model's
+reading, so it is derived here:
 
 - a task not on the stack is started; one waiting for slots is filled (a value that
   replaces a known one is a correction); the one pending confirmation is corrected; a
   ``set`` or ``correct`` of the request answered last asks it again with the change
-  ("不对，我是说上海");
+  ("no, I meant Shanghai");
 - several values of one slot for a new task are several tasks (two cities, two orders);
 - contradictory values of one slot for the waiting or pending task are settled by the rules'
   reading when it heard one of them, and a value the rules heard and the model left out (or
   gave wrong: "from Shanghai on the 20th" without its date) is the rules'; a value another
   task of the message uses is that task's; one nobody uses starts the same task again (the
-  rules do the same for "OD-1 和 OD-2" answering "which order?");
+  rules do the same for "OD-1 and OD-2" answering "which order?");
 - what the rules heard for a task the model started and the model left out is kept (a
   second order number it skipped), and so is a request of several the model dropped whole.
 
@@ -64,9 +65,9 @@ class Placed:
 
 
 def split_values(pairs: Sequence[tuple[str, str]]) -> list[list[tuple[str, str]]]:
-    """One group of pairs per entity: a slot named twice ("北京", "上海") makes two groups.
+    """One group of pairs per entity: a slot named twice ("Beijing", "Shanghai") makes two groups.
 
-    A slot named once is shared by every group ("明天" for both cities).
+    A slot named once is shared by every group ("tomorrow" for both cities).
     """
     by_name: dict[str, list[str]] = {}
     for name, value in pairs:
@@ -272,7 +273,7 @@ def _settled(
     if not out and refused:
         out.append(Placed(order, "set", intent, {}, refused))
     if role == "waiting":
-        for name, value in extra:  # "OD-1 和 OD-2" answering "which order?"
+        for name, value in extra:  # "OD-1 and OD-2" answering "which order?"
             out.append(Placed(order, "start", intent, {**chosen, name: value}))
     return out
 
@@ -325,10 +326,10 @@ def _with_what_rules_heard(placed: list[Placed], rules: Reading) -> list[Placed]
 def left_out(placed: Sequence[Placed], rules: Reading, *, threshold: float) -> list[Placed]:
     """Requests of a several-request message the rules are sure of and the model dropped.
 
-    Measured on the local model: "查下 OD-…，然后给我约个20号的儿科" came back as the order
-    check alone, one run in two. The rules split the message into its requests; one they are
-    sure of (``threshold``) whose task the model did not name at all is kept, after the
-    model's. A one-request message is the model's to read.
+    Measured on the local model: "check OD-…, then book me a pediatrician on the 20th" came
+    back as the order check alone, one run in two. The rules split the message into its
+    requests; one they are sure of (``threshold``) whose task the model did not name at all is
+    kept, after the model's. A one-request message is the model's to read.
     """
     starts = [c for c in rules.commands if isinstance(c, Start)]
     if len(starts) < 2 or not any(p.kind == "start" for p in placed):
@@ -345,8 +346,9 @@ def left_out(placed: Sequence[Placed], rules: Reading, *, threshold: float) -> l
 def unheard_dropped(placed: list[Placed], rules: Reading) -> list[Placed]:
     """Without a start of a task the rules did not read, with no value, beside other commands.
 
-    Measured on the local model: "先帮我查下北京天气" (a transfer waiting) came back as the
-    weather and an order check with no order (查 is a weak cue of one), which then took the
+    Measured on the local model: "first check the weather in Beijing for me" (a transfer
+    waiting) came back as the weather and an order check with no order ("check" is a weak
+    cue of one), which then took the
     transfer's "500" as its question's answer. Such a start is dropped; alone it stays the
     model's reading, and one with a value of the message's is the message's.
     """

@@ -2,11 +2,11 @@
 
 A message is cut into clauses (the lexicon's connectors); a clause starts a request of its
 own when the recognizer is sure of its task, any other clause belongs to the request before
-it ("，密码123456"); a slot named twice ("北京和上海") is one task per value; a clause a
-negator takes back ("不要退款，帮我催一下") asks for nothing when another clause asks. A
-message of one request continues the waiting task, follows the last one up ("那上海呢"),
-resumes a task set aside, or starts its task; values that only one task takes start it
-("ACC-2001 500"). Used by the reader.
+it (", password 123456"); a slot named twice ("Beijing and Shanghai") is one task per value;
+a clause a negator takes back ("no refund, just hurry it up") asks for nothing when another
+clause asks. A message of one request continues the waiting task, follows the last one up
+("what about Shanghai?"), resumes a task set aside, or starts its task; values that only one
+task takes start it ("ACC-2001 500"). Used by the reader.
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ from understanding.view import MASKED_SUFFIX, DialogueView, TaskView
 
 COMPLETE_MARGIN = 0.15
 """How far below the threshold a clause that gives all its task's slots may be and still be a
-request of its own in a message of several ("查订单 OD-…，再查下北京天气")."""
+request of its own in a message of several ("check order OD-…, then the weather in Beijing")."""
 CLAUSE_SURE = 0.8
 """How sure of a clause's act or request, when the message as a whole says more."""
 LEAVE_SURE = 0.95
 """How sure of another task a message that answers the waiting one must be to leave it:
-"6月20号从上海出发" answers the booking's question, though it also reads like a search."""
+"from Shanghai on June 20" answers the booking's question, though it also reads like a search."""
 _NEGATORS = tuple(normalize(w) for w in every("negators"))
 _SCOPE = 2
 """How far into a clause a negator may stand and still take the clause's request back."""
@@ -65,7 +65,7 @@ class RequestReader(SlotReader):
         lead = groups[0][1]
         parts = clauses(text)
         if result.intent == UNKNOWN and lead.intent != UNKNOWN and self._opens_with(text, lead):
-            result = lead  # "帮我查下OD-1，不对，是OD-2": the request, corrected in passing
+            result = lead  # "check OD-1, no, it's OD-2": the request, corrected in passing
         elif len(parts) > 1 and any(_denied(p) for p in parts):
             denied = {self.recognizer.classify(p).intent for p in parts if _denied(p)}
             if result.intent in denied:  # "I don't want a refund, just tell me where it is"
@@ -83,11 +83,12 @@ class RequestReader(SlotReader):
     ) -> list[tuple[str, IntentResult]]:
         """Join the clauses into requests: a clause naming a task of its own starts one.
 
-        A clause that names no task belongs to the request before it ("，密码123456"); one
-        that names the task the request is already about joins it too, unless it gives a
-        value of its own for a slot the request already has ("查 OD-1，再查 OD-2"). Leading
-        clauses that answer the waiting task ("OD-…，另外帮我催一下…") are a request of their
-        own: the answer. A clause a negator takes back names nothing when another does.
+        A clause that names no task belongs to the request before it (", password 123456");
+        one that names the task the request is already about joins it too, unless it gives a
+        value of its own for a slot the request already has ("check OD-1, then check OD-2").
+        Leading clauses that answer the waiting task ("OD-…, and also hurry …") are a request
+        of their own: the answer. A clause a negator takes back names nothing when another
+        does.
         """
         parts = clauses(text)
         if len(parts) < 2:
@@ -141,7 +142,7 @@ class RequestReader(SlotReader):
         ]
 
     def _completes(self, group: ClauseGroup, part: str) -> bool:
-        """The clause gives the request before it slots it still lacks ("，发短信：…").
+        """The clause gives the request before it slots it still lacks (", send a text: …").
 
         An extra the request takes on request counts too, when the clause waits for it
         ("…, and text me the details once it's booked": the booking's notification).
@@ -200,7 +201,7 @@ class RequestReader(SlotReader):
                 continue
             found = self.slots_for(part, result.intent, None)
             spec = self.catalog.task(result.intent)
-            if spec is not None:  # "…，再帮我催一下": the same order; "…第一个": that one
+            if spec is not None:  # "…, hurry it up": the same order; "… the first": that one
                 carry_over(found, spec.required_slots, carried, several, part)
             started = starts_for(result, found, after=previous if after_previous(part) else None)
             commands.extend(started)
@@ -247,12 +248,12 @@ class RequestReader(SlotReader):
             if follow is not None:
                 return [follow]
             bare = self.catalog.bare_request(text) if waiting is None else None
-            if bare is not None:  # "OD-…呢": a request
+            if bare is not None:  # "what about OD-…?": a request
                 found, why = self.slots_for(text, bare, None), ("a value alone",)
                 return [
                     Start(intent=bare, slots=found.slots, confidence=self.threshold, evidence=why)
                 ]
-            if view.suspended:  # "继续刚才的", or an answer to the task set aside ("500")
+            if view.suspended:  # "back to that one", or an answer to the task set aside ("500")
                 frame, why = view.suspended[-1], ("resume",)
                 found = self.slots_for(text, frame.intent, frame)
                 if ranked.best == f"{ACT}resume" or (waiting is None and found.fills):
@@ -308,7 +309,7 @@ class RequestReader(SlotReader):
         return fits[0] if len(fits) == 1 else None
 
     def _follow_up(self, text: str, view: DialogueView, ranked: Ranked) -> Start | None:
-        """Ask the last request again with what the message changes ("那上海呢")."""
+        """Ask the last request again with what the message changes ("what about Shanghai?")."""
         last = view.last
         task = self.catalog.task(last.intent) if last is not None else None
         if last is None or task is None:
@@ -382,9 +383,9 @@ def _unnamed(result: IntentResult) -> IntentResult:
 
 
 def _denied(part: str) -> bool:
-    """The clause opens by taking its request back ("不要退款", "I don't want a refund").
+    """The clause opens by taking its request back ("no refund", "I don't want a refund").
 
-    Only a negator at the clause's start counts ("我不取消" counts, "has not arrived" does
+    Only a negator at the clause's start counts ("I won't cancel" counts, "has not arrived" does
     not): within the lexicon's negation scope of it, in characters or words.
     """
     lowered = normalize(part)

@@ -3,8 +3,8 @@
 A value is read because it is a value: for a task that asked (it waits for slots or for a
 yes), every value-shaped span of the message (``understanding.values``) is also read as the
 bare answer it would be, so "hmm, 60 instead" gives a transfer 60 yuan. A value a negator
-takes back ("不要500", "not the 20th") is left out, and what a message says after it
-corrects itself ("…，不对，是 OD-2") wins over what it said before. Used by the reader.
+takes back ("not 500", "not the 20th") is left out, and what a message says after it
+corrects itself ("…, no, it's OD-2") wins over what it said before. Used by the reader.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class SlotReader:
         self.today = today
 
     def _after_correction(self, text: str) -> str | None:
-        """What a message says after it corrects itself ("…，不对，是 OD-2"), if it does."""
+        """What a message says after it corrects itself ("…, no, it's OD-2"), if it does."""
         if len(values_in(text)) < 2:
             return None
         parts = clauses(text)
@@ -53,7 +53,7 @@ class SlotReader:
         for index in range(len(parts) - 1, 0, -1):
             reading = readings[index]
             if reading.best not in _TAKES_BACK or reading.confidence < self.threshold:
-                continue  # "…，不对，是 OD-2", "the 21st... no wait, the 20th"
+                continue  # "…, no, it's OD-2", "the 21st... no wait, the 20th"
             rest = parts[index:] if values_in(parts[index]) else parts[index + 1 :]
             return "，".join(rest) if rest else None
         return None
@@ -64,7 +64,7 @@ class SlotReader:
     def slots_for(self, text: str, intent: str, task: TaskView | None) -> FoundSlots:
         """Read the slots ``text`` gives the task of ``intent`` (known to ``task``, if any).
 
-        The values a negator takes back are left out ("不要500，要300" gives 300). For a task
+        The values a negator takes back are left out ("not 500, 300" gives 300). For a task
         that asked (it waits for slots or for a yes), every value said anywhere is also read
         as the bare answer it would be ("hmm, 60 instead"), so a new value is heard whatever
         words surround it; two new values for one slot are ``ambiguous``.
@@ -73,7 +73,7 @@ class SlotReader:
         found = self._extract(kept, intent)
         slots, invalid, several = dict(found.slots), dict(found.invalid), dict(found.several)
         after = self._after_correction(text)
-        if after is not None:  # "查下OD-1，不对，是OD-2": what follows the correction wins
+        if after is not None:  # "check OD-1, no, it's OD-2": what follows the correction wins
             again = self._extract(without_negated(after), intent)
             slots.update(again.slots)
             for name in again.slots:
@@ -129,7 +129,7 @@ class SlotReader:
 
 
 def _taken(said: str, text: str, slots: Mapping[str, Any]) -> bool:
-    """A value the extractor already read out of the whole message ("ACC-2001", "500元")."""
+    """A value the extractor already read out of the whole message ("ACC-2001", "500 yuan")."""
     return any(str(value).lower() in said.lower() or said.lower() in str(value).lower()
                for value in slots.values() if value)  # fmt: skip
 

@@ -1,12 +1,13 @@
 """Values said anywhere in a message, whatever words surround them.
 
 A value is read because it is a value, not because of the words around it: "hmm, 60
-instead", "少转点，60就行" and "two hundred is enough" each hold an amount, "not the 20th, the
-21st" a day. ``values_in`` finds the spans that look like values — numbers and codes with
-their units ("500元", "21号", "ACC-3001", "June 21st"), numbers in words ("两百", "two
-hundred") and words that are values by themselves ("明天", "afternoon") — and says which a
-negator takes back ("不要500", "not 80"). Each span is given as said and in digits
-("两百" → "200"), so a task's own slot extractor reads it as the bare answer it is.
+instead", "send less, 60 will do" and "two hundred is enough" each hold an amount, "not the
+20th, the 21st" a day. ``values_in`` finds the spans that look like values — numbers and
+codes with their units ("500 yuan", "the 21st", "ACC-3001", "June 21st"), numbers in words
+("fifty", "two hundred") and words that are values by themselves ("tomorrow", "afternoon")
+— and says which a negator takes back ("don't send 500", "not 80"). Each span is given as
+said and in digits ("two hundred" → "200"), so a task's own slot extractor reads it as the
+bare answer it is.
 
 What a value looks like is the languages' data (``language/<code>/lexicon.yaml``: numerals,
 number words, units, value words); nothing here names a slot, a task or a word.
@@ -31,11 +32,11 @@ class Value:
     text: str
     """As said (normalized)."""
     digits: str
-    """With numbers in words written in digits ("两百块" → "200块")."""
+    """With numbers in words written in digits ("two hundred yuan" → "200 yuan")."""
     start: int
     end: int
     negated: bool
-    """A negator takes it back ("不要500", "not the 20th")."""
+    """A negator takes it back ("not 500", "not the 20th")."""
 
 
 def _numbers() -> tuple[dict[str, int], dict[str, int]]:
@@ -63,7 +64,7 @@ _NUMERAL_RUN = rf"[{_NUMERALS}]+" if _NUMERALS else r"(?!x)x"
 _LEAD = alternation(tuple(normalize(w) for w in every("value_leads")), whole=True)
 _SPAN = re.compile(
     rf"(?:(?:{_LEAD})\s+(?=\d))?"  # "the 21st"
-    rf"(?:(?:{_VALUE_WORD})\s*)?"  # "june 21", "明天下午"
+    rf"(?:(?:{_VALUE_WORD})\s*)?"  # "june 21", "tomorrow afternoon"
     rf"(?:{_CODE}|{_DIGITS}|{_NUMERAL_RUN}"
     rf"|(?:{_NUMBER_WORD})(?:[\s-]+(?:(?:{_NUMBER_AND})[\s-]+)?(?:{_NUMBER_WORD}))*)"
     rf"(?:\s*(?:{_UNIT})(?:\s*(?:{_DIGITS}|{_NUMERAL_RUN})\s*(?:{_UNIT})?)?)?"
@@ -103,7 +104,7 @@ def without_negated(text: str) -> str:
 
 
 def _has_value(said: str) -> bool:
-    """A span of only a unit or a numeral like "半" alone is no value."""
+    """A span of only a unit or a numeral like "half" alone is no value."""
     if re.search(r"\d", said) or re.fullmatch(_VALUE_WORD, said):
         return True
     if re.search(_NUMBER_WORD, said, re.IGNORECASE):

@@ -2,8 +2,8 @@
 
 The generator needs the task waiting for slots (and what it still misses), the tasks queued
 or set aside, the action pending confirmation with the values it would run on, and the last
-finished request (for "那上海呢"). Secrets stay out: a vaulted slot shows as known, never as
-its value.
+finished request (for "what about Shanghai?"). Secrets stay out: a vaulted slot shows as
+known, never as its value.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class DialogueView:
     suspended: tuple[TaskView, ...] = ()
     """Tasks set aside when the user changed topic, the latest last."""
     last: TaskView | None = None
-    """The request answered last, for a follow-up ("那上海呢")."""
+    """The request answered last, for a follow-up ("what about Shanghai?")."""
     language: Literal["zh", "en"] = "zh"
     recent: tuple[tuple[str, str], ...] = ()
     """The latest turns as (``user`` or ``agent``, text), oldest first, the current message
