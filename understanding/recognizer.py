@@ -39,6 +39,9 @@ BEYOND = "beyond."
 OUT_OF_SCOPE = "act.out_of_scope"
 CANDIDATE_FLOOR = 0.05
 """A task this likely is among the ones an unclear message may mean (asked about by name)."""
+FAVORITE_FLOOR, FAVORITE_LEAD = 0.5, 1.5
+"""On a second look, a task this likely and this far ahead of the next is taken: it asks
+its own question (a write is still confirmed before it runs)."""
 PAIR_FLOOR = 0.2
 """Two tasks each this likely, and together sure, are asked about by name: "A or B?"."""
 RANKED_CACHE = 4096
@@ -292,6 +295,8 @@ class Recognizer:
         (first, p1), (second, p2) = tasks[0], tasks[1] if len(tasks) > 1 else ("", 0.0)
         if p1 >= self.threshold:
             intent, confidence = first, p1
+        elif p1 >= FAVORITE_FLOOR and p1 >= FAVORITE_LEAD * p2:
+            intent, confidence = first, self.threshold  # the second look's decision
         elif p1 + p2 >= self.threshold and p2 >= PAIR_FLOOR:
             intent, confidence = UNKNOWN, p1  # one of two: asked which (never the whole list)
         else:
