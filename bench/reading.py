@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import statistics
 import sys
@@ -24,6 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.graphs import ALICE  # noqa: E402
+from bench.sections import concurrent_section  # noqa: E402
 from understanding.view import DialogueView  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,30 +123,7 @@ def against_a_model_agent(ours: Any, model_url: str, database: Any, rounds: int)
 
 def varied_concurrency(app: Any, threads: int, turns: int) -> dict[str, Any]:
     """``threads`` conversations at once, each turn a different phrasing."""
-    latencies: list[float] = []
-
-    async def conversation(i: int) -> None:
-        config = {"configurable": {"thread_id": f"varied-{i}"}}
-        for t in range(turns):
-            text = PHRASINGS[(i + t) % len(PHRASINGS)]
-            started = time.perf_counter()
-            await app.ainvoke({"messages": [("user", text)]}, config, context=ALICE)
-            latencies.append((time.perf_counter() - started) * 1000)
-
-    async def everything() -> float:
-        started = time.perf_counter()
-        await asyncio.gather(*(conversation(i) for i in range(threads)))
-        return time.perf_counter() - started
-
-    wall = asyncio.run(everything())
-    latencies.sort()
-    return {
-        "threads": threads,
-        "turns_each": turns,
-        "turns_per_s": round(len(latencies) / wall, 1),
-        "p50_ms": round(latencies[len(latencies) // 2], 1),
-        "p99_ms": round(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))], 1),
-    }
+    return concurrent_section(app, threads, turns, phrasings=PHRASINGS)
 
 
 def _spread(values: list[float]) -> dict[str, float]:

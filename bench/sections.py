@@ -13,6 +13,7 @@ import sqlite3
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -280,15 +281,22 @@ def async_section(apps: dict[str, Any], rounds: int, turns: int, threads: int) -
     }
 
 
-def concurrent_section(app: Any, threads: int, turns: int) -> dict[str, Any]:
-    """``threads`` conversations at once through ``ainvoke``, each ``turns`` turns in order."""
+def concurrent_section(
+    app: Any, threads: int, turns: int, phrasings: Sequence[str] = ()
+) -> dict[str, Any]:
+    """``threads`` conversations at once through ``ainvoke``, each ``turns`` turns in order.
+
+    Every turn says ``MESSAGE``, or, with ``phrasings``, the next of them (each thread
+    starting at its own), so no reading is reused from another thread's.
+    """
     latencies: list[float] = []
 
     async def conversation(i: int) -> None:
-        config = {"configurable": {"thread_id": f"conc-{i}"}}
-        for _ in range(turns):
+        config = {"configurable": {"thread_id": f"conc-{len(phrasings)}-{i}"}}
+        for t in range(turns):
+            text = phrasings[(i + t) % len(phrasings)] if phrasings else MESSAGE
             started = time.perf_counter()
-            await app.ainvoke({"messages": [("user", MESSAGE)]}, config, context=ALICE)
+            await app.ainvoke({"messages": [("user", text)]}, config, context=ALICE)
             latencies.append((time.perf_counter() - started) * 1000)
 
     async def everything() -> float:
