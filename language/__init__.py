@@ -52,6 +52,8 @@ class Lexicon:
     number_words: Mapping[str, int] = field(default_factory=dict)
     number_scales: Mapping[str, int] = field(default_factory=dict)
     number_and: tuple[str, ...] = ()
+    number_one: tuple[str, ...] = ()
+    """Words that stand for one before a scale ("a hundred")."""
     """Words that join the parts of a number said in words ("two hundred and five")."""
     units: tuple[str, ...] = ()
     """Words that may follow a number as part of its value ("元", "号", "yuan", "st")."""

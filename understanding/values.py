@@ -57,6 +57,10 @@ _UNIT = "|".join(
 _VALUE_WORD = alternation(tuple(normalize(w) for w in every("value_words")), whole=True)
 _NUMBER_WORD = alternation((*_WORDS, *_SCALES), whole=True)
 _AND_WORDS = frozenset(every("number_and"))
+_ONE_WORDS = frozenset(every("number_one"))
+"""Words that stand for one before a scale ("a hundred"); never a value on their own."""
+NUMBER_WORDS = tuple(sorted((*_WORDS, *_SCALES, *_ONE_WORDS), key=len, reverse=True))
+"""Every word of a number said in words, longest first (for a scenario's own patterns)."""
 _NUMBER_AND = alternation(tuple(_AND_WORDS), whole=True)
 _DIGITS = r"\d(?:[\d,.:/\-]*\d)?"
 _CODE = r"(?<![a-z0-9])[a-z]{1,4}[-_]?\d[\d\-_]*[a-z0-9]*"
@@ -134,13 +138,15 @@ def _numeral_value(numeral: str) -> str:
     return str(int(number)) if number.is_integer() else str(number)
 
 
-def _words_value(words: str) -> str | None:
-    """The number English words say ("two hundred and five" → "205"), or ``None``."""
+def words_value(words: str) -> int | None:
+    """The number English words say ("two hundred and five" → 205, "a hundred" → 100)."""
     total = current = 0
     for word in re.split(r"[\s-]+", words.lower().strip()):
         if not word or word in _AND_WORDS:
             continue
-        if word in _WORDS:
+        if word in _ONE_WORDS:
+            current = current or 1
+        elif word in _WORDS:
             current += _WORDS[word]
         elif word in _SCALES and _SCALES[word] < 1000:
             current = (current or 1) * _SCALES[word]
@@ -150,7 +156,12 @@ def _words_value(words: str) -> str | None:
         else:
             return None
     value = total + current
-    return str(value) if value > 0 else None
+    return value if value > 0 else None
 
 
-__all__ = ["Value", "values_in", "without_negated"]
+def _words_value(words: str) -> str | None:
+    value = words_value(words)
+    return None if value is None else str(value)
+
+
+__all__ = ["NUMBER_WORDS", "Value", "values_in", "without_negated", "words_value"]

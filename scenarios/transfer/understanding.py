@@ -11,6 +11,7 @@ from contract.scenario import Beyond, SlotResult
 from security.pii import bare_code, find_pin
 from security.pii import normalize as normalize_digits
 from state import SlotValues
+from understanding.values import NUMBER_WORDS, words_value
 
 _ACCOUNT = re.compile(r"(?<![A-Za-z0-9])ACC-\d{4}(?!\d)", re.IGNORECASE)
 _AMOUNT = re.compile(
@@ -45,49 +46,13 @@ _CHINESE_AMOUNT = re.compile(
 """An amount in Chinese numerals ("一百块钱", "两千五百元"). "三块五" (3.50) is left alone:
 the part after 块 is not read, so the amount is asked for rather than guessed."""
 
-_UNITS = {
-    word: n
-    for n, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-        "fourteen fifteen sixteen seventeen eighteen nineteen".split()
-    )
-}
-_TENS = {
-    w: 10 * n
-    for n, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
-    if n >= 2
-}
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
-_NUMBER_WORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES, "a"], key=len, reverse=True))
+_NUMBER_WORD = "|".join(NUMBER_WORDS)
 _WORD_AMOUNT = re.compile(
     rf"\b((?:(?:{_NUMBER_WORD})(?:[\s-]+(?:and[\s-]+)?|(?=\s*(?:yuan|rmb|cny|bucks|kuai)\b)))+)"
     r"\s*(?:yuan|rmb|cny|bucks|kuai)\b",
     re.IGNORECASE,
 )
 """An amount in English words ("two hundred yuan", "fifty-five bucks")."""
-
-
-def _words_value(words: str) -> int | None:
-    """Return the number English words say ("two hundred and five" → 205), or ``None``."""
-    total = current = 0
-    for word in re.split(r"[\s-]+", words.lower().strip()):
-        if word in ("and", ""):
-            continue
-        if word == "a":
-            current = current or 1
-        elif word in _UNITS:
-            current += _UNITS[word]
-        elif word in _TENS:
-            current += _TENS[word]
-        elif word == "hundred":
-            current = (current or 1) * 100
-        elif word in _SCALES:
-            total += (current or 1) * _SCALES[word]
-            current = 0
-        else:
-            return None
-    value = total + current
-    return value if value > 0 else None
 
 
 _BARE_ANSWER = re.compile(
@@ -122,7 +87,7 @@ def _amount_cents(text: str) -> int | None:
     if chinese := _CHINESE_AMOUNT.search(text):
         return _numeral_cents(chinese.group(1))
     if words := _WORD_AMOUNT.search(text):
-        value = _words_value(words.group(1))
+        value = words_value(words.group(1))
         return value * 100 if value is not None else None
     if after_payee := _PAYEE_THEN_AMOUNT.search(text):
         return _numeral_cents(after_payee.group(1))
