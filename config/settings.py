@@ -53,6 +53,13 @@ class Settings(BaseSettings):
     """Sentence embeddings of the example recognizer: ``e5`` (bundled multilingual-e5-small,
     offline) or ``openai:<model>`` at ``embeddings_url``."""
     embeddings_url: str | None = Field(None, alias="REACH_EMBEDDINGS_URL")
+    embedding_threads: int = Field(1, ge=1, alias="REACH_EMBEDDING_THREADS")
+    """CPU threads of the bundled embedding model (one message: 16 ms on one core of this
+    machine, 9 ms on two, when nothing else runs); the first value a process reads is kept."""
+    embeddings_keep_messages: bool = Field(False, alias="REACH_EMBEDDINGS_KEEP_MESSAGES")
+    """Keep messages' vectors in ``cache_dir`` too (a test suite's or a benchmark's, whose
+    messages repeat from run to run); off by default: a user's message never goes to disk,
+    not even as a vector."""
     """An OpenAI-compatible embeddings endpoint (``.../v1``) for ``openai:<model>``."""
     cache_dir: Path = Field(
         Path.home() / ".cache" / "agent-reach", alias="REACH_CACHE_DIR"

@@ -252,6 +252,8 @@ class Services:
             url=settings.embeddings_url,
             api_key=key,
             cache_dir=settings.cache_dir,
+            threads=settings.embedding_threads,
+            keep_messages=settings.embeddings_keep_messages,
         )
         return Recognizer(
             self.catalog,

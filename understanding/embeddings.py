@@ -76,8 +76,19 @@ class CachedEmbeddings:
     Returns L2-normalized float32 rows. ``path=None`` keeps the memory cache only.
     """
 
-    def __init__(self, inner: Embeddings, *, name: str, path: Path | None = None) -> None:
-        """Cache ``inner``'s vectors under ``name`` (the model), on disk at ``path``."""
+    def __init__(
+        self,
+        inner: Embeddings,
+        *,
+        name: str,
+        path: Path | None = None,
+        keep_messages: bool = False,
+    ) -> None:
+        """Cache ``inner``'s vectors under ``name`` (the model), on disk at ``path``.
+
+        ``keep_messages``: what ``matrix(persist=False)`` embeds goes to disk as well.
+        """
+        self.keep_messages = keep_messages
         self.inner = inner
         self.name = name
         self.path = path
@@ -92,6 +103,7 @@ class CachedEmbeddings:
         ``persist=False`` keeps new vectors in memory only: a user's message never goes to
         disk, not even as a vector; examples do, so the next build reads them back.
         """
+        persist = persist or self.keep_messages
         keys = [self._key(text) for text in texts]
         found: dict[str, np.ndarray] = {}
         with self._lock:
@@ -180,7 +192,7 @@ class CachedEmbeddings:
 
 
 def embeddings_for(
-    choice: str, *, url: str | None = None, api_key: str | None = None
+    choice: str, *, url: str | None = None, api_key: str | None = None, threads: int = 1
 ) -> tuple[Embeddings, str]:
     """Return the configured embeddings and the name their vectors are cached under.
 
@@ -188,7 +200,7 @@ def embeddings_for(
     OpenAI-compatible endpoint at ``url`` (``langchain_openai.OpenAIEmbeddings``).
     """
     if choice in ("", "e5", E5_NAME):
-        return E5Embeddings(), E5_NAME
+        return E5Embeddings(threads=threads), E5_NAME
     if choice.startswith("openai:"):
         from langchain_openai import OpenAIEmbeddings  # noqa: PLC0415 - optional endpoint
 
@@ -203,21 +215,29 @@ def embeddings_for(
     raise ValueError(msg)
 
 
-_SHARED: dict[tuple[str, str | None, Path | None], CachedEmbeddings] = {}
+_SHARED: dict[tuple[str, str | None, Path | None, bool], CachedEmbeddings] = {}
 _SHARED_LOCK = threading.Lock()
 
 
 def shared_embeddings(
-    choice: str, *, url: str | None = None, api_key: str | None = None, cache_dir: Path | None
+    choice: str,
+    *,
+    url: str | None = None,
+    api_key: str | None = None,
+    cache_dir: Path | None,
+    threads: int = 1,
+    keep_messages: bool = False,
 ) -> CachedEmbeddings:
     """One cached embedder per configuration and process (graphs built alike share it)."""
-    key = (choice, url, cache_dir)
+    key = (choice, url, cache_dir, keep_messages)
     with _SHARED_LOCK:
         cached = _SHARED.get(key)
         if cached is None:
-            inner, name = embeddings_for(choice, url=url, api_key=api_key)
+            inner, name = embeddings_for(choice, url=url, api_key=api_key, threads=threads)
             path = cache_dir / "embeddings.db" if cache_dir is not None else None
-            cached = _SHARED[key] = CachedEmbeddings(inner, name=name, path=path)
+            cached = _SHARED[key] = CachedEmbeddings(
+                inner, name=name, path=path, keep_messages=keep_messages
+            )
         return cached
 
 
