@@ -159,6 +159,11 @@ def _described(card: Any) -> list[str]:
     return said
 
 
+def _encodable(text: str) -> str:
+    """``text`` with what UTF-8 cannot carry (a lone surrogate) replaced, so it can be read."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def _view(text: str) -> str:
     return sound_alike(normalize(text))
 
@@ -199,7 +204,7 @@ class Recognizer:
     # ---- reading ------------------------------------------------------------------------------
     def read(self, texts: Sequence[str]) -> list[Ranked]:
         """Every label of each text, likeliest first (memoized per text)."""
-        keys = [shape(normalize(text)) for text in texts]
+        keys = [shape(normalize(_encodable(text))) for text in texts]
         with self._lock:
             known = {key: self._ranked[key] for key in keys if key in self._ranked}
         todo = [key for key in dict.fromkeys(keys) if key not in known]
